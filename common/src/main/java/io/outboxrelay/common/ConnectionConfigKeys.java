@@ -1,0 +1,81 @@
+package io.outboxrelay.common;
+
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigDef.Width;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * The {@code connection.*} keys shared by the relay and the mention-recovery task, so both read the
+ * database the same way and the connector declares each key once.
+ */
+public final class ConnectionConfigKeys {
+    public static final String GROUP = "Connection";
+
+    public static final String URL = "connection.url";
+    public static final String USER = "connection.user";
+    public static final String PASSWORD = "connection.password";
+    public static final String STATEMENT_TIMEOUT_MS = "connection.statement.timeout.ms";
+    public static final String SOCKET_TIMEOUT_MS = "connection.socket.timeout.ms";
+    public static final String IDLE_IN_TX_TIMEOUT_MS = "connection.idle.in.transaction.timeout.ms";
+
+    private ConnectionConfigKeys() {
+    }
+
+    public static ConfigDef addTo(ConfigDef def) {
+        int order = 0;
+        return def
+            .define(URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new JdbcUrlValidator(), Importance.HIGH,
+                "JDBC URL of the PostgreSQL database, e.g. jdbc:postgresql://db:5432/app?sslmode=verify-full. "
+                    + "Driver properties that load classes or write files (" + DriverPropertyGuard.describeForbidden()
+                    + ") are rejected.",
+                GROUP, ++order, Width.LONG, "JDBC URL")
+            .define(USER, Type.STRING, null, Importance.HIGH,
+                "Database role the connector logs in as. It needs SELECT and UPDATE on the outbox table "
+                    + "(see schemas/sql/outbox.sql for the grants).",
+                GROUP, ++order, Width.MEDIUM, "User")
+            .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
+                "Password of connection.user. Masked in the REST API and never logged.",
+                GROUP, ++order, Width.MEDIUM, "Password")
+            .define(STATEMENT_TIMEOUT_MS, Type.LONG, 30_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                "statement_timeout set on every connector session; 0 disables it.",
+                GROUP, ++order, Width.SHORT, "Statement timeout (ms)")
+            .define(SOCKET_TIMEOUT_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                "Socket read timeout of the JDBC driver, so a dead server cannot hang a task; 0 disables it.",
+                GROUP, ++order, Width.SHORT, "Socket timeout (ms)")
+            .define(IDLE_IN_TX_TIMEOUT_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                "idle_in_transaction_session_timeout set on every connector session; 0 disables it.",
+                GROUP, ++order, Width.SHORT, "Idle-in-transaction timeout (ms)");
+    }
+
+    /** Reads the keys above from any config that was built with {@link #addTo}. */
+    public static ConnectionSettings settings(AbstractConfig config, String applicationName) {
+        Password password = config.getPassword(PASSWORD);
+        return new ConnectionSettings(
+            config.getString(URL),
+            config.getString(USER),
+            password == null ? null : password.value(),
+            config.getLong(STATEMENT_TIMEOUT_MS),
+            config.getLong(SOCKET_TIMEOUT_MS),
+            config.getLong(IDLE_IN_TX_TIMEOUT_MS),
+            applicationName);
+    }
+
+    /** Checks the URL shape and the forbidden driver properties at config time. */
+    static final class JdbcUrlValidator implements ConfigDef.Validator {
+        @Override
+        public void ensureValid(String name, Object value) {
+            if (value == null) {
+                return; // NO_DEFAULT_VALUE reports the missing key itself
+            }
+            DriverPropertyGuard.check(name, (String) value);
+        }
+
+        @Override
+        public String toString() {
+            return "jdbc:postgresql://host[:port]/database[?properties]";
+        }
+    }
+}

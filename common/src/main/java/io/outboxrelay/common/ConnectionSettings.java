@@ -1,0 +1,45 @@
+package io.outboxrelay.common;
+
+import java.util.Properties;
+
+/**
+ * Everything needed to open a connector session. {@link #toString()} never shows the password.
+ */
+public record ConnectionSettings(
+    String url,
+    String user,
+    String password,
+    long statementTimeoutMs,
+    long socketTimeoutMs,
+    long idleInTransactionTimeoutMs,
+    String applicationName) {
+
+    /**
+     * Driver properties for a session: credentials, socket timeout, application name, and the server
+     * settings (statement and idle-in-transaction timeouts) passed as startup options so they hold
+     * from the first statement on, pooled or not.
+     */
+    public Properties driverProperties() {
+        Properties props = new Properties();
+        if (user != null) {
+            props.setProperty("user", user);
+        }
+        if (password != null) {
+            props.setProperty("password", password);
+        }
+        props.setProperty("ApplicationName", applicationName);
+        props.setProperty("connectTimeout", "10");
+        props.setProperty("socketTimeout", Long.toString(Math.max(0, socketTimeoutMs / 1000)));
+        props.setProperty("tcpKeepAlive", "true");
+        props.setProperty("options",
+            "-c statement_timeout=" + statementTimeoutMs
+                + " -c idle_in_transaction_session_timeout=" + idleInTransactionTimeoutMs);
+        return props;
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionSettings[url=" + url + ", user=" + user + ", password="
+            + (password == null ? "null" : "[hidden]") + ", application=" + applicationName + "]";
+    }
+}

@@ -1,0 +1,93 @@
+package io.outboxrelay.connector;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * Tracks acknowledgements per row across all its subscriber records. {@link #onCommit} runs on the
+ * producer's I/O thread and only touches atomics and a concurrent queue; everything else runs on the
+ * task thread. What a null {@code metadata} means depends on {@code errors.tolerance}: under
+ * {@code none} only an SMT that filtered the record can cause it (recorded as filtered), under
+ * {@code all} a dropped record is indistinguishable from a filtered one and counts as not delivered.
+ */
+final class FanOutAckTracker {
+    private final boolean toleratesAllErrors;
+    private final Runnable onRowSettled;
+    private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
+    private final Queue<PendingRow> settled = new ConcurrentLinkedQueue<>();
+
+    FanOutAckTracker(boolean toleratesAllErrors, Runnable onRowSettled) {
+        this.toleratesAllErrors = toleratesAllErrors;
+        this.onRowSettled = onRowSettled;
+    }
+
+    /** Task thread: a claimed row now waits for its records (or is already settled: no slots). */
+    void track(PendingRow row) {
+        inFlight.put(row.seq(), row);
+        if (row.settled()) {
+            settled.add(row);
+        }
+    }
+
+    /** Producer I/O thread. */
+    void onCommit(OutboxRecord record, RecordMetadata metadata) {
+        for (int i = 0; i < record.rows.length; i++) {
+            PendingRow row = record.rows[i];
+            int slot = record.slots[i];
+            boolean last;
+            if (metadata != null) {
+                last = row.complete(slot, i == 0 ? delivered(metadata) : coalescedInto(record.rows[0].seq()));
+            } else if (!toleratesAllErrors) {
+                last = row.complete(slot, "{\"filtered\":true}");
+            } else {
+                last = row.fail(slot, "record for subscription '" + row.subscription(slot)
+                    + "' was not acknowledged (dropped under errors.tolerance=all; see the worker log or DLQ)");
+            }
+            if (last) {
+                settled.add(row);
+                onRowSettled.run();
+            }
+        }
+    }
+
+    /** Task thread: settled rows, removed from the in-flight set. */
+    List<PendingRow> drainSettled() {
+        List<PendingRow> out = new ArrayList<>();
+        PendingRow row;
+        while ((row = settled.poll()) != null) {
+            if (inFlight.remove(row.seq()) != null) {
+                out.add(row);
+            }
+        }
+        return out;
+    }
+
+    /** Task thread: rows claimed and not yet settled and drained. */
+    Collection<PendingRow> inFlight() {
+        return inFlight.values();
+    }
+
+    int inFlightCount() {
+        return inFlight.size();
+    }
+
+    /** Task thread: forget every row (after their leases were released). */
+    void clear() {
+        inFlight.clear();
+        settled.clear();
+    }
+
+    static String delivered(RecordMetadata m) {
+        return "{\"topic\":\"" + m.topic() + "\",\"partition\":" + m.partition() + ",\"offset\":" + m.offset() + "}";
+    }
+
+    static String coalescedInto(long seq) {
+        return "{\"coalesced_into\":" + seq + "}";
+    }
+}

@@ -1,0 +1,203 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.NamedSql;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * Every statement the relay runs against the outbox table: the lease-committing claim, the
+ * set-based stamp (with its receipt NOTIFY in the same transaction), lease release and extension, and
+ * poisoning. One instance per task; its lease owner names the connector and the task.
+ */
+final class OutboxClaimer {
+    /** NOTIFY payloads must stay under 8000 bytes; 36-char ids plus a comma each. */
+    static final int RECEIPT_IDS_PER_NOTIFY = 200;
+
+    private static final NamedSql SQL = NamedSql.load(OutboxClaimer.class, "outbox-relay.sql");
+
+    private final DataSource dataSource;
+    private final String owner;
+    private final int taskCount;
+    private final int taskIndex;
+    private final long leaseMs;
+    private final String fannedChannel;
+    private final String claimSql;
+    private final String stampSql;
+    private final String releaseSql;
+    private final String poisonSql;
+    private final String extendSql;
+    private final String releaseOwnSql;
+
+    OutboxClaimer(DataSource dataSource, String quotedTable, String owner, int taskCount, int taskIndex,
+                  long leaseMs, String fannedChannel) {
+        this.dataSource = dataSource;
+        this.owner = owner;
+        this.taskCount = taskCount;
+        this.taskIndex = taskIndex;
+        this.leaseMs = leaseMs;
+        this.fannedChannel = fannedChannel;
+        this.claimSql = SQL.forTable("ClaimRows", quotedTable);
+        this.stampSql = SQL.forTable("StampFannedOut", quotedTable);
+        this.releaseSql = SQL.forTable("ReleaseLeases", quotedTable);
+        this.poisonSql = SQL.forTable("PoisonRows", quotedTable);
+        this.extendSql = SQL.forTable("ExtendLeases", quotedTable);
+        this.releaseOwnSql = SQL.forTable("ReleaseOwnStaleLeases", quotedTable);
+    }
+
+    String owner() {
+        return owner;
+    }
+
+    /**
+     * Claims up to {@code limit} rows and commits their lease before returning.
+     *
+     * @param fresh true for rows never attempted, false for rows attempted before (retried alone)
+     */
+    List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql)) {
+            int i = 0;
+            ps.setBoolean(++i, fresh);
+            ps.setInt(++i, taskCount);
+            ps.setInt(++i, taskCount);
+            ps.setInt(++i, taskIndex);
+            ps.setInt(++i, limit);
+            ps.setString(++i, owner);
+            ps.setLong(++i, leaseMs);
+            List<ClaimedRow> rows = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new ClaimedRow(
+                        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                        rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), rs.getInt(9),
+                        rs.getString(10), stringArray(rs.getArray(11)), stringArray(rs.getArray(12))));
+                }
+            }
+            return rows;
+        }
+    }
+
+    /**
+     * Stamps acknowledged rows in one statement and, in the same transaction, NOTIFYs their ids on the
+     * receipt channel, so a receipt is sent exactly when the stamp is visible.
+     *
+     * @return how many rows were stamped (rows another claimer already stamped are skipped)
+     */
+    int stamp(long[] seqs, String[] fanouts) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                List<String> ids = new ArrayList<>(seqs.length);
+                try (PreparedStatement ps = c.prepareStatement(stampSql)) {
+                    ps.setArray(1, c.createArrayOf("bigint", box(seqs)));
+                    ps.setArray(2, c.createArrayOf("text", fanouts));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getString(1));
+                        }
+                    }
+                }
+                if (!fannedChannel.isEmpty() && !ids.isEmpty()) {
+                    notifyReceipts(c, ids);
+                }
+                c.commit();
+                return ids.size();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(c);
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
+    private void notifyReceipts(Connection c, List<String> ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SQL.get("Notify"))) {
+            for (int from = 0; from < ids.size(); from += RECEIPT_IDS_PER_NOTIFY) {
+                List<String> chunk = ids.subList(from, Math.min(ids.size(), from + RECEIPT_IDS_PER_NOTIFY));
+                ps.setString(1, fannedChannel);
+                ps.setString(2, String.join(",", chunk));
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /**
+     * Releases this task's leases on rows. {@code givebacks[i]} is 1 when the row's records never left
+     * the task (its attempt is returned), {@code delaysMs[i]} delays the next claim of a failed row.
+     */
+    void release(long[] seqs, int[] givebacks, long[] delaysMs, String[] errors) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+            ps.setArray(1, c.createArrayOf("bigint", box(seqs)));
+            Integer[] g = new Integer[givebacks.length];
+            for (int i = 0; i < g.length; i++) {
+                g[i] = givebacks[i];
+            }
+            ps.setArray(2, c.createArrayOf("int4", g));
+            ps.setArray(3, c.createArrayOf("bigint", box(delaysMs)));
+            ps.setArray(4, c.createArrayOf("text", errors));
+            ps.setString(5, owner);
+            ps.executeUpdate();
+        }
+    }
+
+    /** Poisons rows with a reason each; returns the rows this call poisoned. */
+    List<PoisonedRow> poison(long[] seqs, String[] reasons) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql)) {
+            ps.setArray(1, c.createArrayOf("bigint", box(seqs)));
+            ps.setArray(2, c.createArrayOf("text", reasons));
+            List<PoisonedRow> out = new ArrayList<>(seqs.length);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new PoisonedRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        rs.getInt(5), rs.getTimestamp(6).getTime(), rs.getTimestamp(7).getTime(), rs.getString(8)));
+                }
+            }
+            return out;
+        }
+    }
+
+    /** Renews the lease of rows still in flight. */
+    int extendLeases(long[] seqs) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(extendSql)) {
+            ps.setLong(1, leaseMs);
+            ps.setArray(2, c.createArrayOf("bigint", box(seqs)));
+            ps.setString(3, owner);
+            return ps.executeUpdate();
+        }
+    }
+
+    /** Takes back rows this owner leased before it restarted; returns how many. */
+    int releaseOwnStaleLeases() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseOwnSql)) {
+            ps.setString(1, owner);
+            return ps.executeUpdate();
+        }
+    }
+
+    private static Long[] box(long[] values) {
+        Long[] out = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = values[i];
+        }
+        return out;
+    }
+
+    private static String[] stringArray(Array array) throws SQLException {
+        return array == null ? null : (String[]) array.getArray();
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the connection is broken; the pool discards it and the caller reports the first error
+        }
+    }
+}

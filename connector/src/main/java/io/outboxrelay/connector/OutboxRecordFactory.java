@@ -1,0 +1,135 @@
+package io.outboxrelay.connector;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * Turns claimed rows into one record per (row, matching subscription): key {@code subject}, value
+ * an {@code OutboxEvent} struct, timestamp {@code occurred_at}, headers {@code event.id},
+ * {@code event.type}, {@code subscription} plus the row's own headers. A coalescing subscription gets,
+ * per subject within the batch, one record for the latest event that covers the earlier ones.
+ */
+final class OutboxRecordFactory {
+    static final Schema KEY_SCHEMA = Schema.STRING_SCHEMA;
+    static final Schema VALUE_SCHEMA = SchemaBuilder.struct()
+        .name("io.outboxrelay.OutboxEvent")
+        .version(1)
+        .doc("One outbox event as delivered to one subscription.")
+        .field("id", Schema.STRING_SCHEMA)
+        .field("seq", Schema.INT64_SCHEMA)
+        .field("type", Schema.STRING_SCHEMA)
+        .field("subject", Schema.STRING_SCHEMA)
+        .field("occurred_at", Timestamp.SCHEMA)
+        .field("subscription", Schema.STRING_SCHEMA)
+        .field("payload", Schema.STRING_SCHEMA)
+        .field("coalesced_seqs", SchemaBuilder.array(Schema.INT64_SCHEMA).optional().build())
+        .build();
+
+    private final List<Subscription> subscriptions;
+    private final Map<String, ?> sourcePartition;
+
+    OutboxRecordFactory(List<Subscription> subscriptions, String table) {
+        this.subscriptions = subscriptions;
+        this.sourcePartition = Map.of("outbox", table);
+    }
+
+    /** The row with one slot per subscription whose event types match; no slot when none does. */
+    PendingRow pending(ClaimedRow row) {
+        List<Subscription> matching = new ArrayList<>(subscriptions.size());
+        for (Subscription s : subscriptions) {
+            if (s.matches(row.type())) {
+                matching.add(s);
+            }
+        }
+        return new PendingRow(row, matching.toArray(new Subscription[0]));
+    }
+
+    /** Records for a batch of rows in seq order, appended to {@code out} in seq order. */
+    void records(List<PendingRow> batch, List<SourceRecord> out) {
+        Map<String, Map<String, List<PendingRow>>> coalesceGroups = coalesceGroups(batch);
+        for (PendingRow row : batch) {
+            for (int slot = 0; slot < row.slotCount(); slot++) {
+                Subscription sub = row.subscriptionAt(slot);
+                if (!sub.coalesce()) {
+                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null));
+                    continue;
+                }
+                List<PendingRow> group = coalesceGroups.get(sub.name()).get(row.row().subject());
+                if (group.get(group.size() - 1) != row) {
+                    continue; // covered by the subject's latest event in this batch
+                }
+                PendingRow[] rows = new PendingRow[group.size()];
+                int[] slots = new int[group.size()];
+                List<Long> seqs = new ArrayList<>(group.size());
+                rows[0] = row;
+                slots[0] = slot;
+                int k = 1;
+                for (PendingRow covered : group) {
+                    seqs.add(covered.seq());
+                    if (covered != row) {
+                        rows[k] = covered;
+                        slots[k++] = slotOf(covered, sub);
+                    }
+                }
+                out.add(record(row, sub, rows, slots, seqs));
+            }
+        }
+    }
+
+    private Map<String, Map<String, List<PendingRow>>> coalesceGroups(List<PendingRow> batch) {
+        Map<String, Map<String, List<PendingRow>>> groups = new HashMap<>();
+        for (PendingRow row : batch) {
+            for (int slot = 0; slot < row.slotCount(); slot++) {
+                Subscription sub = row.subscriptionAt(slot);
+                if (sub.coalesce()) {
+                    groups.computeIfAbsent(sub.name(), k -> new HashMap<>())
+                        .computeIfAbsent(row.row().subject(), k -> new ArrayList<>())
+                        .add(row);
+                }
+            }
+        }
+        return groups;
+    }
+
+    private static int slotOf(PendingRow row, Subscription sub) {
+        for (int slot = 0; slot < row.slotCount(); slot++) {
+            if (row.subscriptionAt(slot) == sub) {
+                return slot;
+            }
+        }
+        throw new IllegalStateException("row " + row.seq() + " has no slot for " + sub.name());
+    }
+
+    private OutboxRecord record(PendingRow pending, Subscription sub, PendingRow[] rows, int[] slots,
+                                List<Long> coalescedSeqs) {
+        ClaimedRow row = pending.row();
+        Struct value = new Struct(VALUE_SCHEMA)
+            .put("id", row.id())
+            .put("seq", row.seq())
+            .put("type", row.type())
+            .put("subject", row.subject())
+            .put("occurred_at", new java.util.Date(row.occurredAtMs()))
+            .put("subscription", sub.name())
+            .put("payload", row.payload())
+            .put("coalesced_seqs", coalescedSeqs);
+        ConnectHeaders headers = new ConnectHeaders();
+        headers.addString("event.id", row.id());
+        headers.addString("event.type", row.type());
+        headers.addString("subscription", sub.name());
+        if (row.headerKeys() != null) {
+            for (int i = 0; i < row.headerKeys().length; i++) {
+                headers.addString(row.headerKeys()[i], row.headerValues()[i]);
+            }
+        }
+        return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
+            row.subject(), VALUE_SCHEMA, value, row.occurredAtMs(), headers, rows, slots);
+    }
+}

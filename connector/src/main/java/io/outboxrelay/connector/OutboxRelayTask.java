@@ -1,0 +1,276 @@
+package io.outboxrelay.connector;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionConfigKeys;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.common.PostgresErrorClassifier;
+import io.outboxrelay.common.PostgresListener;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The relay: claims outbox rows, hands Connect one record per matching subscription, and stamps a
+ * row only after every one of its records was acknowledged. Claims happen when a NOTIFY arrives, when
+ * the last claim was full, on the periodic sweep, and (with LISTEN off) every poll interval; stamps
+ * happen as soon as acknowledgements arrive. Failed rows are released with a backoff and retried
+ * alone; rows that keep failing are poisoned by {@link RelayFailureHandler}.
+ */
+public class OutboxRelayTask extends SourceTask {
+    private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
+    static final long MAX_IDLE_WAIT_MS = 250;
+
+    private final Clock clock;
+    private final WakeSignal wake = new WakeSignal();
+    private final AtomicBoolean claimRequested = new AtomicBoolean(true);
+    private OutboxSourceTaskConfig config;
+    private HikariDataSource dataSource;
+    private PostgresListener listener;
+    private OutboxClaimer claimer;
+    private OutboxRecordFactory factory;
+    private FanOutAckTracker tracker;
+    private RelayFailureHandler failures;
+    private Backoff passBackoff;
+    private final RelayMetrics metrics = new RelayMetrics();
+    private long backoffUntil;
+    private long nextSweepAt;
+    private long nextPollAt;
+    private long nextLeaseExtensionAt;
+    private long suspectCheckAt;
+    private boolean lastClaimFull;
+    private List<PendingRow> unstamped = new ArrayList<>();
+
+    public OutboxRelayTask() {
+        this(Clock.systemUTC());
+    }
+
+    OutboxRelayTask(Clock clock) {
+        this.clock = clock;
+    }
+
+    @Override
+    public String version() {
+        return Version.get();
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        config = new OutboxSourceTaskConfig(props);
+        String owner = config.leaseOwner();
+        ConnectionSettings settings = ConnectionConfigKeys.settings(config.connector(), "outbox-relay:" + owner);
+        dataSource = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
+        claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, config.relayTaskCount(),
+            config.relayTaskIndex(), config.connector().lease().toMillis(), config.connector().fannedChannel());
+        factory = new OutboxRecordFactory(config.connector().subscriptions(), config.connector().table());
+        tracker = new FanOutAckTracker(config.connector().toleratesAllErrors(), wake::signal);
+        passBackoff = new Backoff(config.connector().backoffInitial().toMillis(),
+            config.connector().backoffMax().toMillis());
+        failures = new RelayFailureHandler(claimer, config.connector(), passBackoff, metrics);
+        long now = clock.millis();
+        nextSweepAt = now + config.connector().sweepInterval().toMillis();
+        nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
+        suspectCheckAt = now;
+        try {
+            int taken = claimer.releaseOwnStaleLeases();
+            if (taken > 0) {
+                log.info("Took back {} rows this task had leased before it restarted; they are retried one by one",
+                    taken);
+            }
+        } catch (SQLException e) {
+            // not fatal here: poll() reports the classified error and backs off or fails with a hint
+            log.warn("Could not take back this task's earlier leases yet: {} (SQLState {})", e.getMessage(),
+                e.getSQLState());
+        }
+        if (config.connector().listenEnabled()) {
+            listener = new PostgresListener(settings, config.connector().notifyChannel(), this::requestClaim,
+                "outbox-relay-listen-" + owner);
+            listener.start();
+        }
+        log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}, subject share {}/{}, listen {}",
+            owner, config.connector().table(), config.connector().subscriptions().size(),
+            config.connector().batchSize(), config.relayTaskIndex(), config.relayTaskCount(),
+            config.connector().listenEnabled());
+    }
+
+    private void requestClaim() {
+        claimRequested.set(true);
+        metrics.notifyWakeup();
+        wake.signal();
+    }
+
+    @Override
+    public List<SourceRecord> poll() throws InterruptedException {
+        long now = clock.millis();
+        if (now < backoffUntil) {
+            wake.await(Math.min(backoffUntil - now, MAX_IDLE_WAIT_MS));
+            return null;
+        }
+        try {
+            settle();
+            maybeExtendLeases(now);
+            List<SourceRecord> out = failures.drainPoisonRecords(config.connector().poisonTopic());
+            if (claimDue(now) && tracker.inFlightCount() < config.connector().batchSize()
+                * config.connector().maxInflightBatches()) {
+                claimInto(out, now);
+            }
+            passBackoff.reset();
+            if (!out.isEmpty()) {
+                return out;
+            }
+        } catch (SQLException e) {
+            RuntimeException classified = PostgresErrorClassifier.classify(
+                "Outbox relay on table " + config.connector().table(), e);
+            if (!(classified instanceof RetriableException)) {
+                throw classified;
+            }
+            long delay = passBackoff.nextDelayMs();
+            backoffUntil = clock.millis() + delay;
+            log.warn("{}; backing off {} ms (failure {} in a row)", classified.getMessage(), delay,
+                passBackoff.failures());
+            return null;
+        }
+        wake.await(Math.min(MAX_IDLE_WAIT_MS, Math.max(1, nextSweepAt - clock.millis())));
+        return null;
+    }
+
+    private boolean claimDue(long now) {
+        boolean due = claimRequested.getAndSet(false) || lastClaimFull || now >= suspectCheckAt;
+        if (now >= nextSweepAt) {
+            nextSweepAt = now + config.connector().sweepInterval().toMillis();
+            suspectCheckAt = now;
+            metrics.sweep();
+            due = true;
+        }
+        if (!config.connector().listenEnabled() && now >= nextPollAt) {
+            nextPollAt = now + config.connector().pollInterval().toMillis();
+            due = true;
+        }
+        return due;
+    }
+
+    private void claimInto(List<SourceRecord> out, long now) throws SQLException {
+        List<ClaimedRow> claimed = new ArrayList<>();
+        if (now >= suspectCheckAt) {
+            List<ClaimedRow> suspect = claimer.claim(false, 1);
+            failures.retryTimesPassed(now);
+            suspectCheckAt = suspect.isEmpty() ? Math.max(failures.nextRetryAt(), now + 1) : now;
+            claimed.addAll(suspect);
+        }
+        int batchSize = config.connector().batchSize();
+        List<ClaimedRow> fresh = claimer.claim(true, batchSize);
+        lastClaimFull = fresh.size() == batchSize;
+        claimed.addAll(fresh);
+        if (claimed.isEmpty()) {
+            return;
+        }
+        metrics.claimed(claimed.size(), clock.millis() - now);
+        List<PendingRow> deliverable = new ArrayList<>(claimed.size());
+        for (ClaimedRow row : claimed) {
+            String reason = failures.rejectBeforeProducing(row);
+            if (reason != null) {
+                failures.poisonLater(row, reason);
+                continue;
+            }
+            PendingRow pending = factory.pending(row);
+            pending.markHandedOut();
+            tracker.track(pending);
+            deliverable.add(pending);
+        }
+        failures.flushPoison();
+        out.addAll(failures.drainPoisonRecords(config.connector().poisonTopic()));
+        factory.records(deliverable, out);
+    }
+
+    /** Stamps rows whose records were all acknowledged; releases or poisons rows that failed. */
+    private void settle() throws SQLException {
+        List<PendingRow> done = tracker.drainSettled();
+        if (done.isEmpty() && unstamped.isEmpty()) {
+            return;
+        }
+        List<PendingRow> ok = unstamped;
+        unstamped = new ArrayList<>();
+        List<PendingRow> failed = new ArrayList<>();
+        for (PendingRow row : done) {
+            (row.failed() ? failed : ok).add(row);
+        }
+        if (!failed.isEmpty()) {
+            failures.handleFailed(failed, clock.millis());
+            suspectCheckAt = Math.min(suspectCheckAt, failures.nextRetryAt());
+        }
+        if (ok.isEmpty()) {
+            return;
+        }
+        long[] seqs = new long[ok.size()];
+        String[] fanouts = new String[ok.size()];
+        for (int i = 0; i < seqs.length; i++) {
+            seqs[i] = ok.get(i).seq();
+            fanouts[i] = ok.get(i).fanoutJson();
+        }
+        long start = clock.millis();
+        try {
+            int stamped = claimer.stamp(seqs, fanouts);
+            metrics.stamped(stamped, clock.millis() - start);
+        } catch (SQLException e) {
+            unstamped = ok; // delivered: keep them and stamp again after the backoff, never drop them
+            throw e;
+        }
+    }
+
+    private void maybeExtendLeases(long now) throws SQLException {
+        if (now < nextLeaseExtensionAt) {
+            return;
+        }
+        nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
+        if (tracker.inFlightCount() == 0) {
+            return;
+        }
+        long[] seqs = tracker.inFlight().stream().mapToLong(PendingRow::seq).toArray();
+        claimer.extendLeases(seqs);
+    }
+
+    private long leaseExtensionPeriodMs() {
+        return Math.max(500, config.connector().lease().toMillis() / 3);
+    }
+
+    @Override
+    public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+        if (record instanceof OutboxRecord r) {
+            tracker.onCommit(r, metadata);
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (config == null) {
+            return;
+        }
+        if (listener != null) {
+            listener.close();
+        }
+        try {
+            settle();
+            failures.releaseOnStop(tracker.inFlight());
+            tracker.clear();
+        } catch (SQLException e) {
+            log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",
+                e.getMessage(), config.connector().lease().toMillis());
+        } finally {
+            dataSource.close();
+        }
+        log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());
+    }
+
+    RelayMetrics metrics() {
+        return metrics;
+    }
+}

@@ -1,0 +1,78 @@
+-- Named statements of the outbox relay. {table} is replaced by the quoted, configured table name.
+-- Every transition is guarded by the state it expects, so a stale task can never undo a newer one.
+
+-- name: ClaimRows
+-- Lease-committing claim in seq order, for this task's share of subjects. Fresh rows (never
+-- attempted) are claimed in batches; rows attempted before (a failed pass, a crashed or killed task)
+-- are claimed with limit 1, so a bad row is retried alone and never holds back or poisons its batch
+-- neighbours. Params: fresh?, relay task count, task count, task index, limit, lease owner, lease ms.
+WITH c AS (
+  SELECT seq FROM {table}
+   WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
+     AND (attempts = 0) = ?::boolean
+     AND (lease_until IS NULL OR lease_until < now())
+     AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+     AND (?::int = 1 OR mod(hashtext(subject)::bigint + 2147483648, ?::int) = ?::int)
+   ORDER BY seq
+   LIMIT ?
+   FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE {table} e
+     SET lease_owner = ?, lease_until = now() + ?::bigint * interval '1 millisecond', attempts = e.attempts + 1
+    FROM c
+   WHERE e.seq = c.seq
+  RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error)
+SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
+       octet_length(u.payload::text) AS payload_bytes,
+       jsonb_typeof(u.headers) AS headers_type,
+       h.keys AS header_keys, h.vals AS header_values
+  FROM u
+  LEFT JOIN LATERAL (
+    SELECT array_agg(kv.key ORDER BY kv.key) AS keys,
+           array_agg(CASE WHEN jsonb_typeof(kv.value) = 'string' THEN kv.value #>> '{}' ELSE kv.value::text END
+                     ORDER BY kv.key) AS vals
+      FROM jsonb_each(CASE WHEN jsonb_typeof(u.headers) = 'object' THEN u.headers END) kv) h ON true
+ ORDER BY u.seq;
+
+-- name: StampFannedOut
+-- One statement per group of acknowledged rows. Params: seq[], fanout jsonb[].
+UPDATE {table} e
+   SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+  FROM unnest(?::bigint[], ?::jsonb[]) AS x(seq, fanout)
+ WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
+RETURNING e.id::text;
+
+-- name: Notify
+SELECT pg_notify(?, ?);
+
+-- name: ReleaseLeases
+-- Gives rows back: lease cleared, attempt returned when the row's records never left the task,
+-- retry delayed when it failed. Params: seq[], attempts to give back[], delay ms[], error[], owner.
+UPDATE {table} e
+   SET lease_owner = NULL, lease_until = NULL,
+       attempts = GREATEST(e.attempts - x.giveback, 0),
+       next_attempt_at = CASE WHEN x.delay_ms > 0 THEN now() + x.delay_ms * interval '1 millisecond' END,
+       last_error = COALESCE(x.error, e.last_error)
+  FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::text[]) AS x(seq, giveback, delay_ms, error)
+ WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL AND e.lease_owner = ?;
+
+-- name: PoisonRows
+-- Params: seq[], reason[].
+UPDATE {table} e
+   SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+  FROM unnest(?::bigint[], ?::text[]) AS x(seq, reason)
+ WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+RETURNING e.seq, e.id::text, e.type, e.subject, e.attempts, e.occurred_at, e.poisoned_at, e.last_error;
+
+-- name: ExtendLeases
+-- Keeps rows that are still in flight reserved. Params: lease ms, seq[], owner.
+UPDATE {table}
+   SET lease_until = now() + ?::bigint * interval '1 millisecond'
+ WHERE seq = ANY(?::bigint[]) AND lease_owner = ? AND fanned_out_at IS NULL;
+
+-- name: ReleaseOwnStaleLeases
+-- A restarted task takes its previous incarnation's rows back at once instead of waiting for their
+-- leases to expire. The attempt stays counted: those rows were in flight when the task went away.
+UPDATE {table}
+   SET lease_owner = NULL, lease_until = NULL
+ WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL;

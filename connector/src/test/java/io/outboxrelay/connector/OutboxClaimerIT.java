@@ -1,0 +1,138 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.connector.integration.TestPostgres;
+import com.zaxxer.hikari.HikariDataSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claim protocol against a real PostgreSQL: concurrent claimers never get the same row, a claim
+ * never exceeds its batch, a crashed claimer's rows come back when the lease expires, and a restarted
+ * task takes its own leases back at once.
+ */
+class OutboxClaimerIT {
+    private static TestDatabase db;
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        db = TestPostgres.get().createDatabase("claimer");
+        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
+            60_000, "claimer-it"), 8, "claimer-it");
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    @BeforeEach
+    void emptyOutbox() {
+        db.execute("TRUNCATE events");
+    }
+
+    private static OutboxClaimer claimer(String owner, long leaseMs) {
+        return new OutboxClaimer(pool, "\"events\"", owner, 1, 0, leaseMs, "outbox_events_fanned");
+    }
+
+    @Test
+    void concurrentClaimersNeverClaimOneRowTwiceAndABatchIsBounded() throws Exception {
+        db.insertEvents(5_000, 50, "t.a");
+        Set<Long> claimed = ConcurrentHashMap.newKeySet();
+        List<Long> duplicates = new ArrayList<>();
+        ExecutorService pool4 = Executors.newFixedThreadPool(4);
+        List<Future<Integer>> maxBatch = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            OutboxClaimer c = claimer("claimer-" + t, 60_000);
+            maxBatch.add(pool4.submit(() -> {
+                int largest = 0;
+                while (true) {
+                    List<ClaimedRow> rows = c.claim(true, 100);
+                    if (rows.isEmpty()) {
+                        return largest;
+                    }
+                    largest = Math.max(largest, rows.size());
+                    for (ClaimedRow r : rows) {
+                        if (!claimed.add(r.seq())) {
+                            synchronized (duplicates) {
+                                duplicates.add(r.seq());
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        for (Future<Integer> f : maxBatch) {
+            assertThat(f.get()).isLessThanOrEqualTo(100);
+        }
+        pool4.shutdown();
+        assertThat(duplicates).isEmpty();
+        assertThat(claimed).hasSize(5_000);
+    }
+
+    @Test
+    void aCrashedClaimersRowsAreClaimedAgainOnceTheLeaseExpires() throws Exception {
+        db.insertEvents(3, 3, "t.a");
+        OutboxClaimer crashed = claimer("crashed-0", 1_000);
+        assertThat(crashed.claim(true, 10)).hasSize(3); // and then it dies without stamping
+
+        OutboxClaimer survivor = claimer("survivor-0", 60_000);
+        assertThat(survivor.claim(true, 10)).isEmpty();
+        assertThat(survivor.claim(false, 1)).as("leases still valid").isEmpty();
+
+        List<Long> reclaimed = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            survivor.claim(false, 1).forEach(r -> reclaimed.add(r.seq()));
+            return reclaimed.size() == 3;
+        });
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE attempts = 2 AND lease_owner = 'survivor-0'"))
+            .isEqualTo(3);
+    }
+
+    @Test
+    void aRestartedTaskTakesItsOwnLeasesBackAtOnce() throws Exception {
+        db.insertEvents(4, 4, "t.a");
+        assertThat(claimer("relay-0", 600_000).claim(true, 10)).hasSize(4);
+
+        OutboxClaimer restarted = claimer("relay-0", 600_000);
+        assertThat(restarted.releaseOwnStaleLeases()).isEqualTo(4);
+        List<ClaimedRow> again = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            again.addAll(restarted.claim(false, 1)); // attempted before: retried one by one
+        }
+        assertThat(again).extracting(ClaimedRow::attempts).containsOnly(2);
+
+        // another owner's leases are left alone
+        db.insertEvents(1, 1, "t.a");
+        assertThat(claimer("relay-1", 600_000).claim(true, 10)).hasSize(1);
+        assertThat(restarted.releaseOwnStaleLeases()).isEqualTo(4);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'relay-1'")).isEqualTo(1);
+    }
+
+    @Test
+    void theStampSkipsRowsAlreadyStampedAndNotifiesReceipts() throws Exception {
+        db.insertEvents(2, 2, "t.a");
+        OutboxClaimer c = claimer("stamp-0", 60_000);
+        List<ClaimedRow> rows = c.claim(true, 10);
+        long[] seqs = rows.stream().mapToLong(ClaimedRow::seq).toArray();
+        assertThat(c.stamp(seqs, new String[] {"{}", "{}"})).isEqualTo(2);
+        assertThat(c.stamp(seqs, new String[] {"{\"x\":1}", "{\"x\":1}"})).isZero();
+        assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
+    }
+}

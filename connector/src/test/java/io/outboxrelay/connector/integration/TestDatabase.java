@@ -1,0 +1,119 @@
+package io.outboxrelay.connector.integration;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+/** One database of the test server, with small helpers for writing and reading outbox rows. */
+public record TestDatabase(String name, String jdbcUrl, String user, String password) {
+
+    public Connection connect() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", user);
+        if (password != null) {
+            p.setProperty("password", password);
+        }
+        return DriverManager.getConnection(jdbcUrl, p);
+    }
+
+    /** The connector's {@code connection.*} keys for this database. */
+    public Map<String, String> connectionProps() {
+        Map<String, String> m = new HashMap<>();
+        m.put("connection.url", jdbcUrl);
+        m.put("connection.user", user);
+        if (password != null) {
+            m.put("connection.password", password);
+        }
+        return m;
+    }
+
+    public void runScript(Path file) {
+        try {
+            execute(Files.readString(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public void execute(String sql) {
+        try (Connection c = connect(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql.length() > 200 ? sql.substring(0, 200) : sql, e);
+        }
+    }
+
+    /** Inserts one event in its own transaction and returns its seq. */
+    public long insertEvent(String type, String subject, String payloadJson) {
+        try (Connection c = connect();
+             PreparedStatement ps = c.prepareStatement(
+                 "INSERT INTO events(type, subject, payload) VALUES (?, ?, ?::jsonb) RETURNING seq")) {
+            ps.setString(1, type);
+            ps.setString(2, subject);
+            ps.setString(3, payloadJson);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Inserts {@code count} events in one statement: type {@code types[i % n]}, subject {@code subject-(i % subjects)}. */
+    public void insertEvents(int count, int subjects, String... types) {
+        try (Connection c = connect();
+             PreparedStatement ps = c.prepareStatement(
+                 "INSERT INTO events(type, subject, payload) "
+                     + "SELECT (?::text[])[1 + (g % ?)], 'subject-' || (g % ?), jsonb_build_object('n', g) "
+                     + "FROM generate_series(0, ? - 1) g")) {
+            ps.setArray(1, c.createArrayOf("text", types));
+            ps.setInt(2, types.length);
+            ps.setInt(3, subjects);
+            ps.setInt(4, count);
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public long queryLong(String sql, Object... params) {
+        List<List<Object>> rows = query(sql, params);
+        Object v = rows.get(0).get(0);
+        return v == null ? 0 : ((Number) v).longValue();
+    }
+
+    public List<List<Object>> query(String sql, Object... params) {
+        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setObject(i + 1, params[i]);
+            }
+            List<List<Object>> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    List<Object> row = new ArrayList<>(n);
+                    for (int i = 1; i <= n; i++) {
+                        row.add(rs.getObject(i));
+                    }
+                    out.add(row);
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+}

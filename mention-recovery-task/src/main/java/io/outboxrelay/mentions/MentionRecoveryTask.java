@@ -1,0 +1,308 @@
+package io.outboxrelay.mentions;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.common.PostgresErrorClassifier;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The mention-recovery companion task: finds committed chat messages whose mention pass never
+ * completed ({@code mentions_routed_at IS NULL}), routes their @mentions of agent members with the one
+ * grammar and policy, writes owed rows for the OWED arm, publishes one record per routed member, and
+ * marks each message once every one of its records was acknowledged. It scans at start, on NOTIFY and
+ * periodically; one batch is in flight at a time. Database errors never fail the task: the pass ends
+ * and is retried with backoff, so the relay it runs beside is never taken down by it.
+ */
+public class MentionRecoveryTask extends SourceTask {
+    private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
+    static final Duration MAX_POLL_WAIT = Duration.ofMillis(500);
+    private static final String SCHEMA_HINT = ". For mention recovery apply schemas/sql/mentions.sql (and "
+        + "mentions-add-marker-migration.sql for an existing messages table) and its GRANTs, or set "
+        + "mentions.enabled=false; the task keeps running and retries";
+
+    /** Opens the database side of the task; tests pass a fake store instead. */
+    @FunctionalInterface
+    interface DatabaseOpener {
+        OpenedDatabase open(MentionRecoveryConfig config, ScanTrigger trigger);
+    }
+
+    /** The store, and what to close on stop (pool, listener). */
+    record OpenedDatabase(MentionStore store, AutoCloseable closer) {
+    }
+
+    private final Clock clock;
+    private final DatabaseOpener opener;
+    private final Duration maxPollWait;
+    private final MentionRecoveryMetrics metrics = new MentionRecoveryMetrics();
+
+    private MentionRecoveryConfig config;
+    private MentionStore store;
+    private volatile AutoCloseable resources;
+    private volatile ScanTrigger trigger;
+    private volatile boolean stopping;
+    private volatile boolean toleranceAll;
+    private final AtomicBoolean warnedUndelivered = new AtomicBoolean();
+    private MentionAckTracker acks;
+    private Backoff backoff;
+    private MentionPass pass;
+
+    public MentionRecoveryTask() {
+        this(Clock.systemUTC(), MentionRecoveryTask::openDatabase, MAX_POLL_WAIT);
+    }
+
+    MentionRecoveryTask(Clock clock, DatabaseOpener opener, Duration maxPollWait) {
+        this.clock = clock;
+        this.opener = opener;
+        this.maxPollWait = maxPollWait;
+    }
+
+    @Override
+    public String version() {
+        String v = MentionRecoveryTask.class.getPackage().getImplementationVersion();
+        return v == null ? "unknown" : v;
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        config = new MentionRecoveryConfig(props);
+        stopping = false;
+        trigger = new ScanTrigger(clock, config.scanInterval());
+        acks = new MentionAckTracker(trigger::wake);
+        backoff = new Backoff();
+        pass = null;
+        toleranceAll = "all".equalsIgnoreCase(config.connectorSetting("errors.tolerance"));
+        if (!config.enabled()) {
+            log.info("Mention recovery is disabled ({}=false); the task stays idle", MentionRecoveryConfig.ENABLED);
+            return;
+        }
+        OpenedDatabase db = opener.open(config, trigger);
+        store = db.store();
+        resources = db.closer();
+        trigger.request(ScanTrigger.Kind.START);
+        log.info("Mention recovery task started: topic {}, batch size {}, periodic scan every {} ms over messages "
+                + "older than {} ms, sessions live for {} ms, {}", config.topic(), config.batchSize(),
+            config.scanInterval().toMillis(), config.minAge().toMillis(), config.sessionLive().toMillis(),
+            config.notifyChannel().map(c -> "LISTEN " + c).orElse("LISTEN disabled"));
+    }
+
+    /** The production opener: a small pool and, unless disabled, the LISTEN thread. */
+    static OpenedDatabase openDatabase(MentionRecoveryConfig config, ScanTrigger trigger) {
+        ConnectionSettings settings = config.connectionSettings();
+        String taskId = config.connectorSetting("task.id");
+        HikariDataSource pool = PostgresDataSources.pool(settings, 2,
+            MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
+        MentionNotificationListener listener = config.notifyChannel()
+            .map(channel -> new MentionNotificationListener(settings, channel, trigger)).orElse(null);
+        if (listener != null) {
+            listener.start();
+        }
+        return new OpenedDatabase(new JdbcMentionStore(pool), () -> {
+            if (listener != null) {
+                listener.close();
+            }
+            pool.close();
+        });
+    }
+
+    @Override
+    public List<SourceRecord> poll() throws InterruptedException {
+        ScanTrigger t = trigger;
+        if (store == null || stopping) {
+            if (t != null) {
+                t.awaitSignal(maxPollWait);
+            }
+            return null;
+        }
+        markAcked();
+        if (pass != null) {
+            if (!acks.allSettled()) {
+                t.awaitSignal(maxPollWait);
+                return null;
+            }
+            int undelivered = acks.drainUndeliveredMessages();
+            pass.undelivered(undelivered);
+            metrics.undelivered(undelivered);
+            if (!pass.hasMoreBatches()) {
+                finishPass();
+            }
+        }
+        if (pass == null) {
+            ScanTrigger.Kind kind = t.takeDue();
+            if (kind == null) {
+                t.awaitDue(maxPollWait);
+                return null;
+            }
+            pass = new MentionPass(kind, config.batchSize(), System.nanoTime());
+        }
+        return nextBatch();
+    }
+
+    /** Reads, routes and publishes one batch of the current pass; null when it produced no record. */
+    private List<SourceRecord> nextBatch() {
+        long now = clock.millis();
+        long liveSince = now - config.sessionLive().toMillis();
+        long cutoff = pass.kind().periodic() ? now - config.minAge().toMillis() : Long.MAX_VALUE;
+        List<UnroutedMessage> batch;
+        Map<String, List<ChannelMember>> members;
+        try {
+            batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, config.batchSize());
+            Set<String> channels = new LinkedHashSet<>();
+            batch.forEach(m -> channels.add(m.channelId()));
+            members = store.agentMembers(channels, liveSince);
+        } catch (SQLException e) {
+            failPass("reading unrouted messages", e);
+            return null;
+        }
+        pass.batchRead(batch);
+        metrics.scanned(batch.size());
+        MentionBatchPlan plan = MentionBatchPlan.of(batch, members);
+        for (MentionBatchPlan.Fault f : plan.faults()) {
+            log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is retried next pass",
+                f.message().id(), f.message().seq(), f.reason());
+        }
+        pass.faults(plan.faults().size());
+        metrics.faults(plan.faults().size());
+        try {
+            store.recordOwed(plan.owed(), now);
+        } catch (SQLException e) {
+            failPass("recording " + plan.owed().size() + " owed mention(s)", e);
+            return null;
+        }
+        List<SourceRecord> records = new ArrayList<>();
+        for (MentionBatchPlan.Routed routed : plan.routed()) {
+            MentionAckTracker.PendingMessage pending = acks.expect(routed.message().id(), routed.mentions().size());
+            for (RoutedMention m : routed.mentions()) {
+                records.add(RecoveredMentions.record(config.topic(), routed.message(), m, now, pending));
+                pass.recorded(m.arm());
+                metrics.recovered(m.arm(), 1);
+                log.trace("Mention recovery routes message {} to {} as {}", routed.message().id(),
+                    m.member().accountId(), m.arm());
+            }
+        }
+        mark(plan.nothingToRoute());
+        return records.isEmpty() ? null : records;
+    }
+
+    private void markAcked() {
+        mark(acks.drainAcked());
+    }
+
+    private void mark(List<String> messageIds) {
+        if (messageIds.isEmpty()) {
+            return;
+        }
+        try {
+            int n = store.markRouted(messageIds, clock.millis());
+            metrics.marked(n);
+            if (pass != null) {
+                pass.marked(n);
+            }
+        } catch (SQLException e) {
+            if (!stopping) {
+                log.warn("Mention recovery: {}; those messages stay unrouted and are scanned again next pass",
+                    PostgresErrorClassifier.classify("marking " + messageIds.size() + " message(s) routed", e)
+                        .getMessage());
+            }
+        }
+    }
+
+    private void finishPass() {
+        long ms = pass.elapsedMs(System.nanoTime());
+        metrics.passCompleted(ms);
+        backoff.reset();
+        if (pass.kind() == ScanTrigger.Kind.START || pass.scanned() > 0) {
+            log.info("Mention recovery pass ({}) done in {} ms: {}", pass.kind(), ms, pass.summary());
+        } else {
+            log.debug("Mention recovery pass ({}) done in {} ms: {}", pass.kind(), ms, pass.summary());
+        }
+        pass = null;
+    }
+
+    private void failPass(String what, SQLException e) {
+        ScanTrigger.Kind kind = pass.kind();
+        String summary = pass.summary();
+        pass = null;
+        metrics.passFailed();
+        if (stopping) {
+            return;
+        }
+        long delay = backoff.nextDelayMs();
+        trigger.retryAfter(kind, delay);
+        RuntimeException classified = PostgresErrorClassifier.classify("Mention recovery " + what, e);
+        if (classified instanceof RetriableException) {
+            log.warn("{}; pass ({}) ended after it {}; retrying in {} ms", classified.getMessage(), kind, summary, delay);
+        } else {
+            log.error("{}{}; pass ({}) ended after it {}; retrying in {} ms", classified.getMessage(), SCHEMA_HINT,
+                kind, summary, delay);
+        }
+    }
+
+    /**
+     * Runs on the producer's I/O thread (or the task thread for a filtered record): O(1), no JDBC.
+     * Null metadata means the record was not delivered; its message then stays unrouted.
+     */
+    @Override
+    public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+        if (record instanceof MentionRecord r) {
+            if (metadata == null && warnedUndelivered.compareAndSet(false, true)) {
+                warnUndelivered(r.messageId());
+            }
+            r.settle(metadata != null);
+        }
+    }
+
+    /** Once per task: a null metadata is either a tolerated send failure or a filtering transformation. */
+    private void warnUndelivered(String messageId) {
+        if (toleranceAll) {
+            log.warn("Mention recovery: a record of message {} was not delivered (dropped under errors.tolerance=all); "
+                + "the message stays unrouted and is scanned again next pass (logged once)", messageId);
+        } else {
+            log.warn("Mention recovery: a record of message {} was acknowledged without metadata, which under "
+                + "errors.tolerance=none means a transformation filtered it; the message stays unrouted and its "
+                + "records are produced again every pass. Do not filter {} records (logged once)",
+                messageId, config.topic());
+        }
+    }
+
+    @Override
+    public void stop() {
+        stopping = true;
+        ScanTrigger t = trigger;
+        if (t != null) {
+            t.wake();
+        }
+        AutoCloseable r = resources;
+        resources = null;
+        if (r != null) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                log.warn("Mention recovery: closing the database resources failed: {}", e.toString());
+            }
+        }
+        log.info("Mention recovery task stopped: {} messages scanned, {} records (STEER {}, OWED {}, WAKE {}), "
+                + "{} marked, {} passes", metrics.messagesScanned(), metrics.recoveredTotal(),
+            metrics.recovered(Arm.STEER), metrics.recovered(Arm.OWED), metrics.recovered(Arm.WAKE),
+            metrics.messagesMarked(), metrics.passesCompleted());
+    }
+
+    /** This task's counters. */
+    public MentionRecoveryMetrics metrics() {
+        return metrics;
+    }
+}

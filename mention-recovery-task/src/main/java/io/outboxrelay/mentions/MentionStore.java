@@ -1,0 +1,39 @@
+package io.outboxrelay.mentions;
+
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The database side of a recovery pass: read unrouted messages, load channel agent members, write
+ * owed rows and set the marker. {@link JdbcMentionStore} is the real one; tests use fakes. Every
+ * method is one statement; callers pass the times, so the store keeps no clock.
+ */
+public interface MentionStore {
+
+    /**
+     * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms <= cutoff},
+     * ascending seq, skipping messages held by a live session.
+     *
+     * @param afterSeq the pass-local seq floor, never persisted
+     * @param cutoffUnixMs newest message time to include ({@link Long#MAX_VALUE} for all)
+     * @param liveSinceUnixMs a session seen at or after this, and not ended, is live
+     */
+    List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
+        throws SQLException;
+
+    /** Agent members of each of the given channels, each with its live flag; absent channel = none. */
+    Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs)
+        throws SQLException;
+
+    /** Inserts the owed rows that do not exist yet; returns how many were new. */
+    int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) throws SQLException;
+
+    /** Sets {@code mentions_routed_at} on those of the messages that are still NULL; returns how many. */
+    int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException;
+
+    /** One {@code owed_mentions} row. */
+    record OwedRow(String agentAccountId, String messageId) {
+    }
+}

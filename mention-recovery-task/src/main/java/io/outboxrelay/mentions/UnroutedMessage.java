@@ -1,0 +1,16 @@
+package io.outboxrelay.mentions;
+
+/**
+ * A committed message whose mention pass never completed ({@code mentions_routed_at IS NULL}), with
+ * its channel resolved through {@code topics.channel_id}.
+ *
+ * @param blocksJson the {@code blocks} column as JSON text; private content, never logged
+ */
+public record UnroutedMessage(
+    String id, long seq, String authorId, String channelId, boolean channelMandatory, String blocksJson) {
+
+    @Override
+    public String toString() {
+        return "UnroutedMessage[id=" + id + ", seq=" + seq + ", channel=" + channelId + "]";
+    }
+}

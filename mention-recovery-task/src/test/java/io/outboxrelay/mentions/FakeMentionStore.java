@@ -1,0 +1,104 @@
+package io.outboxrelay.mentions;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * An in-memory {@link MentionStore} for unit tests: messages, members, owed rows and markers in maps,
+ * with the same filters as the SQL (floor, cutoff, limit, NULL marker), a call log, and an injectable
+ * failure.
+ */
+final class FakeMentionStore implements MentionStore {
+    /** A stored message; {@code routedAt} null = unrouted. */
+    static final class Row {
+        final UnroutedMessage message;
+        final long atUnixMs;
+        Long routedAt;
+
+        Row(UnroutedMessage message, long atUnixMs) {
+            this.message = message;
+            this.atUnixMs = atUnixMs;
+        }
+    }
+
+    final Map<String, Row> messages = new LinkedHashMap<>();
+    final Map<String, List<ChannelMember>> members = new HashMap<>();
+    final Set<OwedRow> owed = new LinkedHashSet<>();
+    final List<String> calls = new ArrayList<>();
+    final List<Long> readFloors = new ArrayList<>();
+    final List<Long> readCutoffs = new ArrayList<>();
+    SQLException failNextRead;
+
+    void addMessage(String id, long seq, long atUnixMs, String channelId, String authorId, String blocksJson) {
+        messages.put(id, new Row(new UnroutedMessage(id, seq, authorId, channelId, false, blocksJson), atUnixMs));
+    }
+
+    void addAgent(String channelId, String accountId, String handle, boolean subscribed, boolean live) {
+        members.computeIfAbsent(channelId, k -> new ArrayList<>())
+            .add(new ChannelMember(accountId, handle, true, subscribed, "home-" + accountId, live));
+    }
+
+    Long routedAt(String messageId) {
+        return messages.get(messageId).routedAt;
+    }
+
+    @Override
+    public List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
+        throws SQLException {
+        calls.add("read");
+        readFloors.add(afterSeq);
+        readCutoffs.add(cutoffUnixMs);
+        if (failNextRead != null) {
+            SQLException e = failNextRead;
+            failNextRead = null;
+            throw e;
+        }
+        return messages.values().stream()
+            .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs <= cutoffUnixMs)
+            .map(r -> r.message)
+            .sorted((a, b) -> Long.compare(a.seq(), b.seq()))
+            .limit(limit)
+            .toList();
+    }
+
+    @Override
+    public Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs) {
+        calls.add("members");
+        Map<String, List<ChannelMember>> out = new HashMap<>();
+        for (String id : channelIds) {
+            if (members.containsKey(id)) {
+                out.put(id, members.get(id));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) {
+        calls.add("owed:" + rows.size());
+        int before = owed.size();
+        owed.addAll(rows);
+        return owed.size() - before;
+    }
+
+    @Override
+    public int markRouted(Collection<String> messageIds, long routedAtUnixMs) {
+        calls.add("mark:" + String.join(",", messageIds));
+        int n = 0;
+        for (String id : messageIds) {
+            Row row = messages.get(id);
+            if (row != null && row.routedAt == null) {
+                row.routedAt = routedAtUnixMs;
+                n++;
+            }
+        }
+        return n;
+    }
+}

@@ -1,0 +1,124 @@
+package io.outboxrelay.mentions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The one mention grammar: which handles a message's blocks mention. */
+class MentionGrammarTest {
+
+    private static String text(String text) {
+        return "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
+    }
+
+    @Test
+    void readsMentionsFromTextBlocksOnly() {
+        String blocks = "[{\"type\":\"text\",\"text\":\"hi @ada\"},"
+            + "{\"type\":\"code\",\"text\":\"@notme\"},"
+            + "{\"type\":\"image\",\"text\":\"@notme2\"},"
+            + "{\"type\":\"text\",\"text\":\"and @bob\"}]";
+
+        assertThat(MentionGrammar.handles(blocks)).containsExactly("ada", "bob");
+    }
+
+    @Test
+    void findsAHandleAtTheStartOfTheText() {
+        assertThat(MentionGrammar.handles(text("@ada please look"))).containsExactly("ada");
+    }
+
+    @Test
+    void findsAHandleAfterPunctuationOrWhitespace() {
+        assertThat(MentionGrammar.handles(text("(@ada), \\\"@bob\\\" x:@cy\\n@dee"))).containsExactly("ada", "bob", "cy", "dee");
+    }
+
+    @Test
+    void doesNotTakeAnEmailAddressForAMention() {
+        assertThat(MentionGrammar.handles(text("write to bob@example.com or ada_1@x.org"))).isEmpty();
+    }
+
+    @Test
+    void doesNotTakeAnAtSignAfterANonAsciiLetterForAMention() {
+        assertThat(MentionGrammar.handles(text("josé@example.com"))).isEmpty();
+    }
+
+    @Test
+    void dropsTrailingDots() {
+        assertThat(MentionGrammar.handles(text("thanks @ada. And @bob... ok"))).containsExactly("ada", "bob");
+    }
+
+    @Test
+    void keepsHyphensUnderscoresAndDotsInsideAHandle() {
+        assertThat(MentionGrammar.handles(text("@deploy-bot @agent_7 @ops.runner.")))
+            .containsExactly("deploy-bot", "agent_7", "ops.runner");
+    }
+
+    @Test
+    void needsALetterOrDigitRightAfterTheAtSign() {
+        assertThat(MentionGrammar.handles(text("@ @_x @-y @.z @"))).isEmpty();
+    }
+
+    @Test
+    void lowerCasesHandles() {
+        assertThat(MentionGrammar.handles(text("@Ada @BOB"))).containsExactly("ada", "bob");
+    }
+
+    @Test
+    void returnsEachHandleOnceInFirstSeenOrder() {
+        String blocks = "[{\"type\":\"text\",\"text\":\"@bob @ada @Bob\"},{\"type\":\"text\",\"text\":\"@ADA @cy\"}]";
+
+        assertThat(MentionGrammar.handles(blocks)).containsExactly("bob", "ada", "cy");
+    }
+
+    @Test
+    void returnsReservedPingsAsHandlesAndRecognisesThem() {
+        assertThat(MentionGrammar.handles(text("@all @Channel @agents @alice"))).containsExactly("all", "channel", "agents", "alice");
+        assertThat(MentionGrammar.isReservedPing("all")).isTrue();
+        assertThat(MentionGrammar.isReservedPing("CHANNEL")).isTrue();
+        assertThat(MentionGrammar.isReservedPing("agents")).isTrue();
+        assertThat(MentionGrammar.isReservedPing("alice")).isFalse();
+        assertThat(MentionGrammar.isReservedPing("agent")).isFalse();
+    }
+
+    @Test
+    void findsNothingInAnEmptyBlockListOrATextBlockWithoutText() {
+        assertThat(MentionGrammar.handles("[]")).isEmpty();
+        assertThat(MentionGrammar.handles("[{\"type\":\"text\"}]")).isEmpty();
+    }
+
+    @Test
+    void readsPlainTextWithTheSameRules() {
+        assertThat(MentionGrammar.handlesInText("@Ada, mail bob@example.com and @ada.")).containsExactly("ada");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"type\":\"text\",\"text\":\"@ada\"}", "\"@ada\"", "null", "42", "not json", "[1, 2"})
+    void refusesBlocksThatAreNotAJsonArray(String blocks) {
+        assertThatThrownBy(() -> MentionGrammar.handles(blocks))
+            .isInstanceOf(MalformedBlocksException.class)
+            .hasMessageStartingWith("blocks is not");
+    }
+
+    @Test
+    void refusesABlockThatIsNotAnObject() {
+        assertThatThrownBy(() -> MentionGrammar.handles("[{\"type\":\"text\",\"text\":\"@ada\"}, \"@bob\"]"))
+            .isInstanceOf(MalformedBlocksException.class)
+            .hasMessage("block 1 is not a JSON object but a string");
+    }
+
+    @Test
+    void refusesATextBlockWhoseTextIsNotAString() {
+        assertThatThrownBy(() -> MentionGrammar.handles("[{\"type\":\"text\",\"text\":[\"@ada\"]}]"))
+            .isInstanceOf(MalformedBlocksException.class)
+            .hasMessageContaining("not a string");
+    }
+
+    @Test
+    void neverQuotesTheMessageTextInAFault() {
+        assertThatThrownBy(() -> MentionGrammar.handles("[{\"type\":\"text\",\"text\":\"secret plans @ada\"} oops"))
+            .isInstanceOf(MalformedBlocksException.class)
+            .message().doesNotContain("secret");
+    }
+}

@@ -1,0 +1,295 @@
+package io.outboxrelay.mentions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The task's pass and acknowledgement bookkeeping over a fake store: a message is marked only after
+ * every one of its records was delivered, owed rows precede records, one batch is in flight, faults
+ * and database errors never stop the task, and every pass starts from seq 0.
+ */
+class MentionRecoveryTaskTest {
+    private static final Instant T0 = Instant.parse("2026-05-01T12:00:00Z");
+    private static final RecordMetadata ACK = new RecordMetadata(new TopicPartition("mentions.recovered", 0), 0, 0, 0, 0, 0);
+
+    private final MutableClock clock = new MutableClock(T0);
+    private final FakeMentionStore store = new FakeMentionStore();
+    private ScanTrigger trigger;
+    private boolean opened;
+    private boolean closed;
+    private MentionRecoveryTask task;
+
+    @BeforeEach
+    void setUp() {
+        task = new MentionRecoveryTask(clock, (config, t) -> {
+            opened = true;
+            trigger = t;
+            return new MentionRecoveryTask.OpenedDatabase(store, () -> closed = true);
+        }, Duration.ofMillis(1));
+        store.addAgent("ch", "a-ada", "ada", false, false);   // offline, outside the sweep set: OWED
+        store.addAgent("ch", "a-bob", "bob", true, false);    // offline, subscribed: WAKE
+        store.addAgent("ch", "a-cy", "cy", false, true);      // live: STEER
+    }
+
+    @AfterEach
+    void tearDown() {
+        task.stop();
+    }
+
+    /** Every key the connector hands its tasks, relay keys included. */
+    static Map<String, String> connectorProps() {
+        Map<String, String> p = new HashMap<>();
+        p.put("connector.class", "io.outboxrelay.connector.OutboxSourceConnector");
+        p.put("tasks.max", "2");
+        p.put("connection.url", "jdbc:postgresql://localhost:5432/app");
+        p.put("connection.user", "relay");
+        p.put("connection.password", "secret");
+        p.put("outbox.table", "events");
+        p.put("outbox.batch.size", "100");
+        p.put("subscriptions", "webhooks");
+        p.put("subscription.webhooks.topic", "hooks");
+        p.put("subscription.webhooks.event.types", "*");
+        p.put("errors.tolerance", "none");
+        p.put("task.kind", "mentions");
+        p.put("task.id", "1");
+        p.put("mentions.enabled", "true");
+        return p;
+    }
+
+    private void start(String... overrides) {
+        Map<String, String> props = connectorProps();
+        for (int i = 0; i < overrides.length; i += 2) {
+            props.put(overrides[i], overrides[i + 1]);
+        }
+        task.start(props);
+    }
+
+    private static String mentioning(String text) {
+        return "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
+    }
+
+    private List<SourceRecord> pollForRecords() throws InterruptedException {
+        for (int i = 0; i < 20; i++) {
+            List<SourceRecord> records = task.poll();
+            if (records != null) {
+                return records;
+            }
+        }
+        throw new AssertionError("no records after 20 polls; store calls: " + store.calls);
+    }
+
+    private void pollUntilIdle() throws InterruptedException {
+        for (int i = 0; i < 20; i++) {
+            assertThat(task.poll()).as("poll %d", i).isNull();
+        }
+    }
+
+    @Test
+    void marksAMessageOnlyWhenEveryOneOfItsRecordsWasAcknowledged() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada @bob"));
+        start();
+
+        List<SourceRecord> records = pollForRecords();
+        assertThat(records).hasSize(2);
+
+        task.commitRecord(records.get(0), ACK);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).isNull();
+
+        task.commitRecord(records.get(1), ACK);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).isEqualTo(T0.toEpochMilli());
+        assertThat(task.metrics().messagesMarked()).isEqualTo(1);
+    }
+
+    @Test
+    void leavesAMessageUnroutedWhenOneOfItsRecordsWasNotDeliveredAndRecoversItNextPass() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada @bob"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+
+        task.commitRecord(records.get(0), null);
+        task.commitRecord(records.get(1), ACK);
+        pollUntilIdle();
+
+        assertThat(store.routedAt("m1")).isNull();
+        assertThat(task.metrics().messagesUndelivered()).isEqualTo(1);
+
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        List<SourceRecord> again = pollForRecords();
+        again.forEach(this::commit);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).isNotNull();
+    }
+
+    @Test
+    void marksAMessageWithoutRoutableMentionsAtOnce() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("no mention, mail x@y.z, @stranger"));
+        store.addMessage("m2", 2, 0, "ch", "a-ada", mentioning("@ada talks to herself"));
+        start();
+
+        pollUntilIdle();
+
+        assertThat(store.routedAt("m1")).isNotNull();
+        assertThat(store.routedAt("m2")).isNotNull();
+        assertThat(store.owed).isEmpty();
+    }
+
+    @Test
+    void writesTheOwedRowBeforeHandingOverTheRecords() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@cy @ada @bob"));
+        start();
+
+        List<SourceRecord> records = pollForRecords();
+
+        assertThat(store.owed).containsExactly(new MentionStore.OwedRow("a-ada", "m1"));
+        assertThat(records).extracting(r -> ((Struct) r.value()).getString("action"))
+            .containsExactly("STEER", "OWED", "WAKE");
+        assertThat(task.metrics().recovered(Arm.OWED)).isEqualTo(1);
+    }
+
+    @Test
+    void producesTheContractRecordShape() throws Exception {
+        store.addMessage("m1", 7, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+
+        SourceRecord record = pollForRecords().get(0);
+
+        assertThat(record.topic()).isEqualTo("mentions.recovered");
+        assertThat(record.key()).isEqualTo("a-ada");
+        assertThat(record.keySchema()).isEqualTo(RecoveredMentions.KEY_SCHEMA);
+        assertThat(record.timestamp()).isEqualTo(T0.toEpochMilli());
+        assertThat(record.sourcePartition()).isEqualTo(Map.of("mentions", "messages"));
+        assertThat(record.sourceOffset()).isEqualTo(Map.of("seq", 7L));
+        Struct value = (Struct) record.value();
+        assertThat(value.schema().name()).isEqualTo("io.outboxrelay.mentions.RecoveredMention");
+        assertThat(value.getString("message_id")).isEqualTo("m1");
+        assertThat(value.getInt64("message_seq")).isEqualTo(7L);
+        assertThat(value.getString("channel_id")).isEqualTo("ch");
+        assertThat(value.getString("author_id")).isEqualTo("u-1");
+        assertThat(value.getString("agent_account_id")).isEqualTo("a-ada");
+        assertThat(value.getString("agent_handle")).isEqualTo("ada");
+        assertThat(value.getString("action")).isEqualTo("OWED");
+        assertThat(value.get("recovered_at")).isEqualTo(new Date(T0.toEpochMilli()));
+    }
+
+    @Test
+    void readsTheNextBatchOnlyAfterThePreviousOneSettled() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@bob"));
+        start("mentions.batch.size", "1");
+
+        SourceRecord first = pollForRecords().get(0);
+        pollUntilIdle();
+        assertThat(store.calls.stream().filter("read"::equals)).hasSize(1);
+
+        task.commitRecord(first, ACK);
+        SourceRecord second = pollForRecords().get(0);
+
+        assertThat(store.routedAt("m1")).isNotNull();
+        assertThat(((Struct) second.value()).getString("message_id")).isEqualTo("m2");
+        assertThat(store.readFloors).containsExactly(0L, 1L);
+    }
+
+    @Test
+    void leavesAMessageWithMalformedBlocksUnroutedAndRoutesTheRest() throws Exception {
+        store.addMessage("bad", 1, 0, "ch", "u-1", "{\"type\":\"text\",\"text\":\"@ada\"}");
+        store.addMessage("good", 2, 0, "ch", "u-1", mentioning("@bob"));
+        start();
+
+        List<SourceRecord> records = pollForRecords();
+        records.forEach(this::commit);
+        pollUntilIdle();
+
+        assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("good");
+        assertThat(store.routedAt("good")).isNotNull();
+        assertThat(store.routedAt("bad")).isNull();
+        assertThat(task.metrics().messageFaults()).isEqualTo(1);
+    }
+
+    @Test
+    void keepsRunningAfterAFatalReadErrorAndRetriesOnceTheBackoffPassed() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.failNextRead = new SQLException("relation \"messages\" does not exist", "42P01");
+        start();
+
+        pollUntilIdle();
+        assertThat(task.metrics().passesFailed()).isEqualTo(1);
+        assertThat(store.calls).containsExactly("read");
+
+        clock.advance(Duration.ofMillis(Backoff.DEFAULT_INITIAL_MS));
+        List<SourceRecord> records = pollForRecords();
+
+        assertThat(records).hasSize(1);
+        assertThat(store.readCutoffs).as("the retried start pass is still a full pass").containsOnly(Long.MAX_VALUE);
+    }
+
+    @Test
+    void startsEveryPassFromSeqZeroSoALateCommitIsStillFound() throws Exception {
+        store.addMessage("m5", 5, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+        pollForRecords().forEach(this::commit);
+        pollUntilIdle();
+        assertThat(store.routedAt("m5")).isNotNull();
+
+        store.addMessage("m3", 3, 0, "ch", "u-1", mentioning("@bob")); // lower seq, committed later
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        List<SourceRecord> records = pollForRecords();
+
+        assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m3");
+        assertThat(store.readFloors).as("each pass starts at seq 0").containsExactly(0L, 0L);
+    }
+
+    @Test
+    void limitsThePeriodicPassToMessagesOlderThanTheMinimumAge() throws Exception {
+        start("mentions.scan.interval.ms", "1000", "mentions.min.age.ms", "30000");
+        pollUntilIdle(); // the start pass: empty
+        store.addMessage("young", 1, T0.toEpochMilli(), "ch", "u-1", mentioning("@ada"));
+        store.addMessage("old", 2, T0.toEpochMilli() - 60_000, "ch", "u-1", mentioning("@bob"));
+
+        clock.advance(Duration.ofMillis(1000));
+        List<SourceRecord> records = pollForRecords();
+
+        assertThat(store.readCutoffs).containsExactly(Long.MAX_VALUE, T0.toEpochMilli() + 1000 - 30_000);
+        assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("old");
+    }
+
+    @Test
+    void staysIdleAndNeverOpensTheDatabaseWhenDisabled() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start("mentions.enabled", "false");
+
+        pollUntilIdle();
+
+        assertThat(opened).isFalse();
+        assertThat(store.calls).isEmpty();
+        assertThat(store.owed).isEmpty();
+    }
+
+    @Test
+    void closesTheDatabaseResourcesOnStop() {
+        start();
+
+        task.stop();
+
+        assertThat(closed).isTrue();
+    }
+
+    private void commit(SourceRecord record) {
+        task.commitRecord(record, ACK);
+    }
+}
