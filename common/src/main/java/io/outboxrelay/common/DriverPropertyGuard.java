@@ -14,7 +14,9 @@ import org.postgresql.Driver;
 public final class DriverPropertyGuard {
     static final List<String> FORBIDDEN = List.of(
         "socketFactory", "socketFactoryArg", "sslfactory", "sslfactoryarg", "sslhostnameverifier",
-        "sslpasswordcallback", "authenticationPluginClassName", "loggerFile", "loggerLevel");
+        "sslpasswordcallback", "authenticationPluginClassName", "connectExecutor", "connectExecutorArg",
+        "xmlFactoryFactory", "loggerFile", "loggerLevel");
+    private static final String PREFIX = "jdbc:postgresql:";
     private static final Set<String> FORBIDDEN_LOWER = FORBIDDEN.stream()
         .map(p -> p.toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
@@ -30,33 +32,65 @@ public final class DriverPropertyGuard {
      *     PostgreSQL JDBC URL or carries a forbidden driver property
      */
     public static void check(String key, String url) {
-        if (!url.startsWith("jdbc:postgresql:")) {
+        if (!url.startsWith(PREFIX)) {
             throw new ConfigException(key, redact(url),
                 "must start with jdbc:postgresql: (for example jdbc:postgresql://localhost:5432/app)");
+        }
+        if (userInfoEnd(withoutQuery(url)) >= 0) {
+            // checked before the driver parses it: pgjdbc would log the part after ':' as a bad port
+            throw new ConfigException(key, redact(url), "must not carry credentials before the host"
+                + " (user:password@host); set connection.user and connection.password, which is masked");
         }
         var parsed = Driver.parseURL(url, null);
         if (parsed == null) {
             throw new ConfigException(key, redact(url), "is not a URL the PostgreSQL driver can parse");
         }
         for (String name : parsed.stringPropertyNames()) {
-            if (FORBIDDEN_LOWER.contains(name.toLowerCase(Locale.ROOT))) {
+            if (FORBIDDEN_LOWER.contains(name.strip().toLowerCase(Locale.ROOT))) {
                 throw new ConfigException(key, redact(url), "driver property '" + name
                     + "' is not allowed: it loads classes or writes files on the worker. Remove it; "
                     + "for TLS use sslmode=verify-full with sslrootcert=<path> instead of a custom factory");
             }
         }
-        if (parsed.getProperty("password") != null) {
-            throw new ConfigException(key, redact(url),
-                "must not carry the password; set connection.password, which is masked");
+        for (String name : parsed.stringPropertyNames()) {
+            if (name.strip().equalsIgnoreCase("password")) {
+                throw new ConfigException(key, redact(url),
+                    "must not carry the password; set connection.password, which is masked");
+            }
         }
     }
 
-    /** The URL with its query string removed, safe to show in an error or a log line. */
+    /**
+     * The URL with its query string and any {@code user:password@} part removed, safe to show in an
+     * error or a log line.
+     */
     public static String redact(String url) {
         if (url == null) {
             return null;
         }
+        String base = withoutQuery(url);
+        boolean hadQuery = base.length() < url.length();
+        int at = userInfoEnd(base);
+        if (at >= 0) {
+            int start = base.indexOf("//") + 2;
+            base = base.substring(0, start) + "…" + base.substring(at);
+        }
+        return hadQuery ? base + "?…" : base;
+    }
+
+    private static String withoutQuery(String url) {
         int q = url.indexOf('?');
-        return q < 0 ? url : url.substring(0, q) + "?…";
+        return q < 0 ? url : url.substring(0, q);
+    }
+
+    /** In a URL without its query: index of the '@' ending a {@code //user:password@} part, or -1. */
+    private static int userInfoEnd(String base) {
+        int start = base.indexOf("//");
+        if (start < 0) {
+            return -1;
+        }
+        int slash = base.indexOf('/', start + 2);
+        int at = base.lastIndexOf('@', slash < 0 ? base.length() - 1 : slash - 1);
+        return at > start ? at : -1;
     }
 }

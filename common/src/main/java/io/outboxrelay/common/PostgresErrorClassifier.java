@@ -33,14 +33,14 @@ public final class PostgresErrorClassifier {
     }
 
     public static boolean isRetriable(SQLException e) {
-        if (e instanceof SQLTransientException) {
-            return true;
-        }
         String state = e.getSQLState();
         if (state == null) {
-            // pgjdbc reports an I/O failure without a state only when the socket broke mid-call
-            return e.getCause() instanceof java.io.IOException;
+            // a pool timeout with no driver error behind it, or (pgjdbc) a socket that broke mid-call
+            return e instanceof SQLTransientException || e.getCause() instanceof java.io.IOException;
         }
+        // The state decides even for an SQLTransientException: HikariCP reports a failed connection
+        // attempt as SQLTransientConnectionException carrying the driver's state, and a wrong password
+        // (28P01) or a missing database (3D000) behind it is not fixed by retrying.
         return state.startsWith("08") // connection exception (PSQLState.CONNECTION_FAILURE & co.)
             || state.equals(DEADLOCK) || state.equals(SERIALIZATION_FAILURE)
             || state.equals(ADMIN_SHUTDOWN) || state.equals(CRASH_SHUTDOWN) || state.equals(CANNOT_CONNECT_NOW)
@@ -54,11 +54,21 @@ public final class PostgresErrorClassifier {
      * @return a RetriableException or a ConnectException carrying an actionable hint; never logs
      */
     public static RuntimeException classify(String what, SQLException e) {
-        String base = what + " failed: " + e.getMessage() + " (SQLState " + e.getSQLState() + ")";
+        String base = what + " failed: " + e.getMessage() + causeMessage(e) + " (SQLState " + e.getSQLState() + ")";
         if (isRetriable(e)) {
             return new RetriableException(base + "; will retry with backoff", e);
         }
         return new ConnectException(base + hint(e.getSQLState()), e);
+    }
+
+    /** The driver's message behind a pool's wrapper ("Connection is not available ..."), if any. */
+    private static String causeMessage(SQLException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof SQLException && cause.getMessage() != null
+            && (e.getMessage() == null || !e.getMessage().contains(cause.getMessage()))) {
+            return ": " + cause.getMessage();
+        }
+        return "";
     }
 
     /** A sentence telling the operator what to change for a fatal error; empty when unknown. */

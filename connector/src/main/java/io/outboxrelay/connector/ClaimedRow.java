@@ -3,7 +3,8 @@ package io.outboxrelay.connector;
 /**
  * One outbox row as the claim returned it. {@code headerKeys}/{@code headerValues} are the entries of
  * the row's {@code headers} object (values that are not JSON strings as their JSON text);
- * {@code headersType} is the JSON type of the column, null when the column is NULL.
+ * {@code headersType} is the JSON type of the column, null when the column is NULL;
+ * {@code leaseExpired} says another claimer's lease on the row had expired (it died or stalled).
  */
 record ClaimedRow(
     long seq,
@@ -17,7 +18,8 @@ record ClaimedRow(
     int payloadBytes,
     String headersType,
     String[] headerKeys,
-    String[] headerValues) {
+    String[] headerValues,
+    boolean leaseExpired) {
 
     /** Bytes the record's key, payload, headers and fixed fields take, before any converter. */
     int estimatedRecordBytes() {

@@ -47,7 +47,7 @@ final class OutboxClaimer {
         this.releaseSql = SQL.forTable("ReleaseLeases", quotedTable);
         this.poisonSql = SQL.forTable("PoisonRows", quotedTable);
         this.extendSql = SQL.forTable("ExtendLeases", quotedTable);
-        this.releaseOwnSql = SQL.forTable("ReleaseOwnStaleLeases", quotedTable);
+        this.releaseOwnSql = SQL.forTable("ReleaseUnknownLeases", quotedTable);
     }
 
     String owner() {
@@ -75,7 +75,8 @@ final class OutboxClaimer {
                     rows.add(new ClaimedRow(
                         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
                         rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), rs.getInt(9),
-                        rs.getString(10), stringArray(rs.getArray(11)), stringArray(rs.getArray(12))));
+                        rs.getString(10), stringArray(rs.getArray(11)), stringArray(rs.getArray(12)),
+                        rs.getBoolean(13)));
                 }
             }
             return rows;
@@ -110,9 +111,8 @@ final class OutboxClaimer {
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(c);
                 throw e;
-            } finally {
-                c.setAutoCommit(true);
             }
+            // the pool restores auto-commit when the connection is returned
         }
     }
 
@@ -175,8 +175,17 @@ final class OutboxClaimer {
 
     /** Takes back rows this owner leased before it restarted; returns how many. */
     int releaseOwnStaleLeases() throws SQLException {
+        return releaseUnknownLeases(new long[0]);
+    }
+
+    /**
+     * Gives back rows leased under this owner's name except {@code held}: after a restart, or after a
+     * claim whose result was lost with its connection. Returns how many.
+     */
+    int releaseUnknownLeases(long[] held) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseOwnSql)) {
             ps.setString(1, owner);
+            ps.setArray(2, c.createArrayOf("bigint", box(held)));
             return ps.executeUpdate();
         }
     }

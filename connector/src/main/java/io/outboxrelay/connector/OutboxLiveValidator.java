@@ -32,14 +32,27 @@ final class OutboxLiveValidator {
 
     void check(Config result) {
         var settings = ConnectionConfigKeys.settings(config, "outbox-relay:validate");
-        try (Connection c = PostgresDataSources.open(settings)) {
-            checkTable(c, result);
+        Connection connection;
+        try {
+            connection = PostgresDataSources.open(settings);
         } catch (SQLException e) {
             String state = e.getSQLState() == null ? "" : e.getSQLState();
-            String key = state.startsWith("28") ? ConnectionConfigKeys.PASSWORD : ConnectionConfigKeys.URL;
+            // 28P01: wrong password; other class 28 (no such role, no pg_hba.conf entry): the user
+            String key = state.equals("28P01") ? ConnectionConfigKeys.PASSWORD
+                : state.startsWith("28") ? ConnectionConfigKeys.USER : ConnectionConfigKeys.URL;
             error(result, key, "cannot connect to " + DriverPropertyGuard.redact(config.getString(
                 ConnectionConfigKeys.URL)) + ": " + e.getMessage() + " (SQLState " + state + ")"
                 + PostgresErrorClassifier.hint(state));
+            return;
+        }
+        try (Connection c = connection) {
+            checkTable(c, result);
+        } catch (SQLException e) {
+            // connected, but looking at the table failed, e.g. no USAGE on the table's schema (42501)
+            String state = e.getSQLState() == null ? "" : e.getSQLState();
+            String key = state.equals("42501") ? ConnectionConfigKeys.USER : OutboxSourceConnectorConfig.TABLE;
+            error(result, key, "cannot check table " + config.quotedTable() + ": " + e.getMessage()
+                + " (SQLState " + state + ")" + PostgresErrorClassifier.hint(state));
         }
     }
 
@@ -75,14 +88,17 @@ final class OutboxLiveValidator {
                 + "; compare it with schemas/sql/outbox.sql");
         }
         try (PreparedStatement ps = c.prepareStatement(
-            "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE')")) {
+            "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE'),"
+                + " current_user::text")) {
             ps.setString(1, quoted);
             ps.setString(2, quoted);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1) || !rs.getBoolean(2)) {
-                    error(result, ConnectionConfigKeys.USER, "role " + config.getString(ConnectionConfigKeys.USER)
-                        + " needs SELECT and UPDATE on " + quoted + "; apply the GRANTs in schemas/sql/outbox.sql");
+                    String role = rs.getString(3);
+                    error(result, ConnectionConfigKeys.USER, "role " + role + " needs SELECT and UPDATE on "
+                        + quoted + ": GRANT outbox_relay TO " + role + " (the group schemas/sql/outbox.sql"
+                        + " creates), or GRANT SELECT, UPDATE ON " + quoted + " TO " + role);
                 }
             }
         }

@@ -6,6 +6,7 @@ import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.PostgresListener;
+import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -42,6 +43,8 @@ public class OutboxRelayTask extends SourceTask {
     private RelayFailureHandler failures;
     private Backoff passBackoff;
     private final RelayMetrics metrics = new RelayMetrics();
+    private RelayMaintenance maintenance;
+    private TaskMetricsRegistry metricsRegistry;
     private long backoffUntil;
     private long nextSweepAt;
     private long nextPollAt;
@@ -76,6 +79,11 @@ public class OutboxRelayTask extends SourceTask {
         passBackoff = new Backoff(config.connector().backoffInitial().toMillis(),
             config.connector().backoffMax().toMillis());
         failures = new RelayFailureHandler(claimer, config.connector(), passBackoff, metrics);
+        maintenance = new RelayMaintenance(dataSource, config.connector().quotedTable(),
+            config.connector().retentionMs(), config.connector().retentionIntervalMs(), config.relayTaskIndex() == 0,
+            metrics);
+        metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
+            metrics.gauges(tracker::inFlightCount));
         long now = clock.millis();
         nextSweepAt = now + config.connector().sweepInterval().toMillis();
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
@@ -116,8 +124,12 @@ public class OutboxRelayTask extends SourceTask {
             return null;
         }
         try {
+            if (passBackoff.failures() > 0) {
+                recoverLostLeases();
+            }
             settle();
             maybeExtendLeases(now);
+            maintenance.run(now);
             List<SourceRecord> out = failures.drainPoisonRecords(config.connector().poisonTopic());
             if (claimDue(now) && tracker.inFlightCount() < config.connector().batchSize()
                 * config.connector().maxInflightBatches()) {
@@ -143,6 +155,21 @@ public class OutboxRelayTask extends SourceTask {
         return null;
     }
 
+    /**
+     * After a database error a claim may have committed while its result was lost with the
+     * connection: give back every row leased under this task's name that it does not hold.
+     */
+    private void recoverLostLeases() throws SQLException {
+        long[] held = java.util.stream.Stream.concat(tracker.inFlight().stream(), unstamped.stream())
+            .mapToLong(PendingRow::seq).toArray();
+        int released = claimer.releaseUnknownLeases(held);
+        if (released > 0) {
+            log.info("Recovered {} rows whose claim result was lost with the connection; retrying them one by one",
+                released);
+            suspectCheckAt = clock.millis();
+        }
+    }
+
     private boolean claimDue(long now) {
         boolean due = claimRequested.getAndSet(false) || lastClaimFull || now >= suspectCheckAt;
         if (now >= nextSweepAt) {
@@ -162,6 +189,7 @@ public class OutboxRelayTask extends SourceTask {
         List<ClaimedRow> claimed = new ArrayList<>();
         if (now >= suspectCheckAt) {
             List<ClaimedRow> suspect = claimer.claim(false, 1);
+            metrics.retried(suspect.size());
             failures.retryTimesPassed(now);
             suspectCheckAt = suspect.isEmpty() ? Math.max(failures.nextRetryAt(), now + 1) : now;
             claimed.addAll(suspect);
@@ -174,6 +202,7 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         metrics.claimed(claimed.size(), clock.millis() - now);
+        metrics.leaseExpired((int) claimed.stream().filter(ClaimedRow::leaseExpired).count());
         List<PendingRow> deliverable = new ArrayList<>(claimed.size());
         for (ClaimedRow row : claimed) {
             String reason = failures.rejectBeforeProducing(row);
@@ -257,6 +286,7 @@ public class OutboxRelayTask extends SourceTask {
         if (listener != null) {
             listener.close();
         }
+        metricsRegistry.close();
         try {
             settle();
             failures.releaseOnStop(tracker.inFlight());

@@ -40,6 +40,8 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String POISON_TOPIC = "outbox.poison.topic";
     public static final String MAX_RECORD_BYTES = "outbox.max.record.bytes";
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
+    public static final String RETENTION_MS = "outbox.retention.ms";
+    public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
     public static final String SUBSCRIPTIONS = "subscriptions";
     public static final String SUBSCRIPTION_PREFIX = "subscription.";
     public static final String TOPIC_SUFFIX = ".topic";
@@ -136,7 +138,15 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max record bytes")
             .define(MAX_INFLIGHT_BATCHES, Type.INT, 4, Range.between(1, 64), Importance.LOW,
                 "Claimed batches a task may have in flight (sent, not yet acknowledged and stamped).",
-                OUTBOX_GROUP, ++order, Width.SHORT, "Max in-flight batches");
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max in-flight batches")
+            .define(RETENTION_MS, Type.LONG, 0L, Range.atLeast(0), Importance.LOW,
+                "When above 0, fanned rows whose fanned_out_at is older than this are deleted, in batches of 1000"
+                    + " that skip locked rows, by relay task 0. Poisoned and un-fanned rows are never deleted. Needs"
+                    + " DELETE on the table. 0 (the default) keeps every row.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Retention (ms)")
+            .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
+                "How often retention looks for rows to delete (it continues at once while batches come back full).",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Retention interval (ms)");
     }
 
     private static void addSubscriptionListKey(ConfigDef def) {
@@ -231,6 +241,14 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public int maxInflightBatches() {
         return getInt(MAX_INFLIGHT_BATCHES);
+    }
+
+    public long retentionMs() {
+        return getLong(RETENTION_MS);
+    }
+
+    public long retentionIntervalMs() {
+        return getLong(RETENTION_INTERVAL_MS);
     }
 
     public boolean mentionsEnabled() {

@@ -46,6 +46,14 @@ final class OutboxSourceTaskConfig {
         return Integer.parseInt(props.getOrDefault(RELAY_TASK_COUNT, "1"));
     }
 
+    String connectorName() {
+        return props.getOrDefault("name", "outbox");
+    }
+
+    String taskId() {
+        return props.getOrDefault(TASK_ID, "0");
+    }
+
     /** Lease owner: connector name and task id, so two connectors on one table never share one. */
     String leaseOwner() {
         return props.getOrDefault("name", "outbox") + "-" + props.getOrDefault(TASK_ID, "0");

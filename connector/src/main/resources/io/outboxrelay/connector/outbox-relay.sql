@@ -7,7 +7,7 @@
 -- are claimed with limit 1, so a bad row is retried alone and never holds back or poisons its batch
 -- neighbours. Params: fresh?, relay task count, task count, task index, limit, lease owner, lease ms.
 WITH c AS (
-  SELECT seq FROM {table}
+  SELECT seq, lease_until AS prev_lease FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (attempts = 0) = ?::boolean
      AND (lease_until IS NULL OR lease_until < now())
@@ -21,11 +21,12 @@ u AS (
      SET lease_owner = ?, lease_until = now() + ?::bigint * interval '1 millisecond', attempts = e.attempts + 1
     FROM c
    WHERE e.seq = c.seq
-  RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error)
+  RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error,
+            c.prev_lease IS NOT NULL AS lease_expired)
 SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
        octet_length(u.payload::text) AS payload_bytes,
        jsonb_typeof(u.headers) AS headers_type,
-       h.keys AS header_keys, h.vals AS header_values
+       h.keys AS header_keys, h.vals AS header_values, u.lease_expired
   FROM u
   LEFT JOIN LATERAL (
     SELECT array_agg(kv.key ORDER BY kv.key) AS keys,
@@ -70,9 +71,31 @@ UPDATE {table}
    SET lease_until = now() + ?::bigint * interval '1 millisecond'
  WHERE seq = ANY(?::bigint[]) AND lease_owner = ? AND fanned_out_at IS NULL;
 
--- name: ReleaseOwnStaleLeases
--- A restarted task takes its previous incarnation's rows back at once instead of waiting for their
--- leases to expire. The attempt stays counted: those rows were in flight when the task went away.
+-- name: ReleaseUnknownLeases
+-- Rows leased under this task's name that the task does not know it holds: its previous
+-- incarnation's (after a restart), or a claim whose commit succeeded while its result was lost with
+-- the connection. They are given back at once instead of waiting for their leases to expire; the
+-- attempt stays counted because they may have been in flight. Params: owner, seqs still held.
 UPDATE {table}
    SET lease_owner = NULL, lease_until = NULL
- WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL;
+ WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL
+   AND NOT (seq = ANY(?::bigint[]));
+
+-- name: Backlog
+-- Rows waiting to be fanned out (capped so a huge backlog stays cheap to count) and the age of the
+-- oldest one, both from the claim's partial index.
+SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
+                                WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT 10000000) b),
+       (SELECT (EXTRACT(EPOCH FROM now() - occurred_at) * 1000)::bigint FROM {table}
+         WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1);
+
+-- name: DeleteRetained
+-- Retention: one small batch of fanned rows older than the cutoff. SKIP LOCKED keeps it off rows a
+-- claim or stamp holds; poisoned and un-fanned rows are never touched. Params: retention ms, limit.
+DELETE FROM {table}
+ WHERE seq IN (SELECT seq FROM {table}
+                WHERE fanned_out_at IS NOT NULL AND fanned_out_at < now() - ?::bigint * interval '1 millisecond'
+                  AND poisoned_at IS NULL
+                ORDER BY seq
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED);

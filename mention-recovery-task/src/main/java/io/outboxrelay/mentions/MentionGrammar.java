@@ -1,7 +1,6 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.JsonReader;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -68,7 +67,7 @@ public final class MentionGrammar {
     public static List<String> handlesInText(String text) {
         Set<String> out = new LinkedHashSet<>();
         collect(text, out);
-        return new ArrayList<>(out);
+        return List.copyOf(out);
     }
 
     /** True for {@code all}, {@code channel} and {@code agents} (any case): they ping every agent member. */

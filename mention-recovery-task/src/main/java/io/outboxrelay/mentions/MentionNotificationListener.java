@@ -3,7 +3,6 @@ package io.outboxrelay.mentions;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.Identifiers;
 import io.outboxrelay.common.PostgresDataSources;
-import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -72,9 +71,8 @@ final class MentionNotificationListener implements AutoCloseable {
                     return;
                 }
                 long delay = backoff.nextDelayMs();
-                RuntimeException classified = PostgresErrorClassifier.classify("LISTEN " + channel, e);
-                log.warn("Mention recovery listener: {}; reconnecting in {} ms (periodic scans continue)",
-                    classified.getMessage(), delay);
+                log.warn("{}; reconnecting in {} ms (periodic scans continue)",
+                    MentionErrors.describe("LISTEN " + channel, e), delay);
                 try {
                     closed.await(delay, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException ie) {

@@ -50,6 +50,10 @@ final class MentionPass {
         return batches == 0 || lastBatchFull;
     }
 
+    int batches() {
+        return batches;
+    }
+
     int scanned() {
         return scanned;
     }

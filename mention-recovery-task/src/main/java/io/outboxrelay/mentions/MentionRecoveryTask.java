@@ -1,9 +1,5 @@
 package io.outboxrelay.mentions;
 
-import com.zaxxer.hikari.HikariDataSource;
-import io.outboxrelay.common.ConnectionSettings;
-import io.outboxrelay.common.PostgresDataSources;
-import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,7 +10,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 import org.slf4j.Logger;
@@ -31,9 +26,6 @@ import org.slf4j.LoggerFactory;
 public class MentionRecoveryTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
     static final Duration MAX_POLL_WAIT = Duration.ofMillis(500);
-    private static final String SCHEMA_HINT = ". For mention recovery apply schemas/sql/mentions.sql (and "
-        + "mentions-add-marker-migration.sql for an existing messages table) and its GRANTs, or set "
-        + "mentions.enabled=false; the task keeps running and retries";
 
     /** Opens the database side of the task; tests pass a fake store instead. */
     @FunctionalInterface
@@ -62,7 +54,7 @@ public class MentionRecoveryTask extends SourceTask {
     private MentionPass pass;
 
     public MentionRecoveryTask() {
-        this(Clock.systemUTC(), MentionRecoveryTask::openDatabase, MAX_POLL_WAIT);
+        this(Clock.systemUTC(), MentionDatabase::open, MAX_POLL_WAIT);
     }
 
     MentionRecoveryTask(Clock clock, DatabaseOpener opener, Duration maxPollWait) {
@@ -100,25 +92,11 @@ public class MentionRecoveryTask extends SourceTask {
             config.notifyChannel().map(c -> "LISTEN " + c).orElse("LISTEN disabled"));
     }
 
-    /** The production opener: a small pool and, unless disabled, the LISTEN thread. */
-    static OpenedDatabase openDatabase(MentionRecoveryConfig config, ScanTrigger trigger) {
-        ConnectionSettings settings = config.connectionSettings();
-        String taskId = config.connectorSetting("task.id");
-        HikariDataSource pool = PostgresDataSources.pool(settings, 2,
-            MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
-        MentionNotificationListener listener = config.notifyChannel()
-            .map(channel -> new MentionNotificationListener(settings, channel, trigger)).orElse(null);
-        if (listener != null) {
-            listener.start();
-        }
-        return new OpenedDatabase(new JdbcMentionStore(pool), () -> {
-            if (listener != null) {
-                listener.close();
-            }
-            pool.close();
-        });
-    }
-
+    /**
+     * Marks the messages acknowledged since the last call, then continues the current pass (once its
+     * batch has settled) or starts a due one, and returns that batch's records. Returns null, after
+     * waiting at most {@link #MAX_POLL_WAIT}, while records are in flight or nothing is due.
+     */
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         ScanTrigger t = trigger;
@@ -128,9 +106,10 @@ public class MentionRecoveryTask extends SourceTask {
             }
             return null;
         }
+        boolean settled = acks.allSettled(); // read first: a settled message was queued before it counted
         markAcked();
         if (pass != null) {
-            if (!acks.allSettled()) {
+            if (!settled) {
                 t.awaitSignal(maxPollWait);
                 return null;
             }
@@ -214,9 +193,8 @@ public class MentionRecoveryTask extends SourceTask {
             }
         } catch (SQLException e) {
             if (!stopping) {
-                log.warn("Mention recovery: {}; those messages stay unrouted and are scanned again next pass",
-                    PostgresErrorClassifier.classify("marking " + messageIds.size() + " message(s) routed", e)
-                        .getMessage());
+                log.warn("{}; those messages stay unrouted and are scanned again next pass",
+                    MentionErrors.describe("marking " + messageIds.size() + " message(s) routed", e));
             }
         }
     }
@@ -235,7 +213,7 @@ public class MentionRecoveryTask extends SourceTask {
 
     private void failPass(String what, SQLException e) {
         ScanTrigger.Kind kind = pass.kind();
-        String summary = pass.summary();
+        int batches = pass.batches();
         pass = null;
         metrics.passFailed();
         if (stopping) {
@@ -243,12 +221,12 @@ public class MentionRecoveryTask extends SourceTask {
         }
         long delay = backoff.nextDelayMs();
         trigger.retryAfter(kind, delay);
-        RuntimeException classified = PostgresErrorClassifier.classify("Mention recovery " + what, e);
-        if (classified instanceof RetriableException) {
-            log.warn("{}; pass ({}) ended after it {}; retrying in {} ms", classified.getMessage(), kind, summary, delay);
+        String text = MentionErrors.describe(what, e) + "; pass (" + kind + ") ended after " + batches
+            + " batch(es); retrying in " + delay + " ms";
+        if (MentionErrors.retriable(e)) {
+            log.warn("{}", text);
         } else {
-            log.error("{}{}; pass ({}) ended after it {}; retrying in {} ms", classified.getMessage(), SCHEMA_HINT,
-                kind, summary, delay);
+            log.error("{}; the task keeps running", text);
         }
     }
 
@@ -281,6 +259,9 @@ public class MentionRecoveryTask extends SourceTask {
 
     @Override
     public void stop() {
+        if (stopping) {
+            return;
+        }
         stopping = true;
         ScanTrigger t = trigger;
         if (t != null) {

@@ -42,11 +42,13 @@ SELECT cm.channel_id, a.id AS account_id, a.handle, cm.subscribed, a.home_channe
  ORDER BY cm.channel_id, a.handle
 
 -- name: RecordOwedMentions
--- 1 recordedAt, 2 agent account ids (text[]), 3 message ids (text[]); idempotent
+-- 1 recordedAt, 2 agent account ids (text[]), 3 message ids (text[]); idempotent on the primary key.
+-- No conflict target: naming one would need SELECT on owed_mentions, and the key is its only unique
+-- constraint, so the effect is the same with INSERT alone.
 INSERT INTO owed_mentions (agent_account_id, message_id, recorded_at_unix_ms)
 SELECT u.agent_account_id, u.message_id, ?
   FROM unnest(?::text[], ?::text[]) AS u(agent_account_id, message_id)
-    ON CONFLICT (agent_account_id, message_id) DO NOTHING
+    ON CONFLICT DO NOTHING
 
 -- name: MarkMentionsRouted
 -- 1 routedAt, 2 message ids (text[]); guarded: a message the server marked first keeps its marker

@@ -80,6 +80,53 @@ final class PostgresFixture implements AutoCloseable {
         }
     }
 
+    /** Applies schemas/sql/mentions.sql as the owner and creates the relay login. */
+    void applyMentionsSchema(Connection owner) throws SQLException {
+        SqlScript.run(owner, SqlScript.schemaFile("mentions.sql"));
+        createRelayLogin(owner);
+    }
+
+    // chat rows, inserted as the owner (the chat server's role)
+
+    static void channel(Connection c, String id, boolean mandatory) throws SQLException {
+        exec(c, "INSERT INTO channels (id, name, mandatory_subscription) VALUES (?, ?, ?)", id, "#" + id, mandatory);
+        exec(c, "INSERT INTO topics (id, channel_id) VALUES (?, ?)", "t-" + id, id);
+    }
+
+    static void account(Connection c, String id, String handle, String kind, String homeChannelId) throws SQLException {
+        exec(c, "INSERT INTO accounts (id, handle, kind, home_channel_id) VALUES (?, ?, ?, ?)", id, handle, kind,
+            homeChannelId);
+    }
+
+    static void member(Connection c, String channelId, String accountId, boolean subscribed) throws SQLException {
+        exec(c, "INSERT INTO channel_members (channel_id, account_id, subscribed) VALUES (?, ?, ?)", channelId,
+            accountId, subscribed);
+    }
+
+    /** Inserts a message into the channel's topic; returns its seq. */
+    static long message(Connection c, String id, String channelId, String authorId, String text, long atUnixMs)
+        throws SQLException {
+        String blocks = "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
+        return queryLong(c, "INSERT INTO messages (id, topic_id, author_id, blocks, at_unix_ms) "
+            + "VALUES (?, ?, ?, ?::jsonb, ?) RETURNING seq", id, "t-" + channelId, authorId, blocks, atUnixMs);
+    }
+
+    static void session(Connection c, String id, String accountId, long lastSeenUnixMs, Long endedUnixMs)
+        throws SQLException {
+        exec(c, "INSERT INTO agent_sessions (id, account_id, started_at_unix_ms, last_seen_unix_ms, ended_at_unix_ms) "
+            + "VALUES (?, ?, ?, ?, ?)", id, accountId, lastSeenUnixMs - 1_000, lastSeenUnixMs, endedUnixMs);
+    }
+
+    static void hold(Connection c, String messageId, String sessionId) throws SQLException {
+        exec(c, "INSERT INTO held_messages (message_id, session_id) VALUES (?, ?)", messageId, sessionId);
+    }
+
+    /** The message's marker, or null. */
+    static Long routedAt(Connection c, String messageId) throws SQLException {
+        long v = queryLong(c, "SELECT mentions_routed_at FROM messages WHERE id = ?", messageId);
+        return v == Long.MIN_VALUE ? null : v;
+    }
+
     @Override
     public void close() throws IOException {
         pg.close();

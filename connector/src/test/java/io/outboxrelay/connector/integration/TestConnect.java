@@ -32,6 +32,9 @@ public final class TestConnect {
             Map<String, String> worker = new HashMap<>();
             worker.put("offset.flush.interval.ms", "1000");
             worker.put("scheduled.rebalance.max.delay.ms", "0");
+            // test-only converters (Apicurio's) on the classpath ship no ServiceLoader manifests;
+            // our own plugin's manifest is checked by the plugin.path packaging test
+            worker.put("plugin.discovery", "hybrid_warn");
             Properties broker = new Properties();
             broker.put("auto.create.topics.enable", "true");
             broker.put("num.partitions", "3");

@@ -1,0 +1,169 @@
+package io.outboxrelay.common;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.Driver;
+
+/**
+ * The guard that keeps a connector config (writable by whoever reaches the Connect REST API) from
+ * making the worker load a class or write a file through a pgjdbc driver property, and from putting
+ * the password where it is shown unmasked.
+ */
+class DriverPropertyGuardTest {
+    private static final String KEY = "connection.url";
+    private static final String BASE = "jdbc:postgresql://db.example:5432/app";
+    /** Stands for the attacker's value: must never be echoed back in an error. */
+    private static final String PAYLOAD = "org.springframework.context.support.ClassPathXmlApplicationContext";
+
+    /** Every pgjdbc property that names a class to instantiate or a file to write. */
+    static Stream<String> forbidden() {
+        return Stream.of("socketFactory", "socketFactoryArg", "sslfactory", "sslfactoryarg", "sslhostnameverifier",
+            "sslpasswordcallback", "authenticationPluginClassName", "connectExecutor", "connectExecutorArg",
+            "xmlFactoryFactory", "loggerFile", "loggerLevel");
+    }
+
+    static Stream<Arguments> forbiddenInEveryCase() {
+        return forbidden().flatMap(p -> Stream.of(p, p.toLowerCase(Locale.ROOT), p.toUpperCase(Locale.ROOT)))
+            .distinct().map(Arguments::of);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("forbiddenInEveryCase")
+    void aForbiddenPropertyIsRejectedInAnyCaseAndAnyPosition(String property) {
+        for (String url : List.of(
+            BASE + "?" + property + "=" + PAYLOAD,
+            BASE + "?sslmode=require&" + property + "=" + PAYLOAD + "&ApplicationName=x",
+            BASE + "?ApplicationName=x&&" + property + "=" + PAYLOAD,
+            "jdbc:postgresql:app?" + property + "=" + PAYLOAD)) {
+            ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+            assertThat(e).as(url).isNotNull();
+            assertThat(e.getMessage())
+                .contains(KEY)
+                .contains("'" + property + "' is not allowed")
+                .doesNotContain(PAYLOAD)
+                .doesNotContain("ApplicationName=x")
+                .doesNotContain("sslmode=require");
+        }
+    }
+
+    @Test
+    void theListCoversEveryClassOrFileNamingPropertyOfTheBundledDriver() {
+        // pgjdbc's own descriptions say which properties name a class or a file; a driver upgrade that
+        // adds one must not slip past the guard unnoticed
+        List<String> classOrFile = Stream.of(org.postgresql.PGProperty.values())
+            .filter(p -> {
+                String d = p.getDescription().toLowerCase(Locale.ROOT);
+                return d.contains("class") && !p.getName().equals("sspiServiceClass")
+                    && !p.getName().equals("classLoaderStrategy")
+                    || d.contains("factory") || d.contains("argument forwarded")
+                    || d.contains("logger");
+            })
+            .map(org.postgresql.PGProperty::getName)
+            .toList();
+
+        assertThat(classOrFile).isNotEmpty();
+        assertThat(forbidden().toList()).containsAll(classOrFile);
+        assertThat(DriverPropertyGuard.FORBIDDEN).containsExactlyInAnyOrderElementsOf(forbidden().toList());
+    }
+
+    @Test
+    void aValueTheDriverDecodesStillCountsAsTheProperty() {
+        // pgjdbc URL-decodes values, not names: the decoded value of a forbidden name is still refused
+        String url = BASE + "?socketFactory=" + "org%2Eexample%2EEvil";
+        assertThat(Driver.parseURL(url, null)).containsEntry("socketFactory", "org.example.Evil");
+
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).doesNotContain("Evil").doesNotContain("%2E");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"socket%46actory", "%73ocketFactory", "socketFactor%79"})
+    void anEncodedNameIsNotAPropertyTheDriverUses(String encodedName) {
+        // documents why the guard does not decode names: the driver does not either, so these names
+        // are inert (no socket factory is configured by them)
+        String url = BASE + "?" + encodedName + "=" + PAYLOAD;
+        var parsed = Driver.parseURL(url, null);
+
+        assertThat(parsed.getProperty("socketFactory")).isNull();
+        assertThat(parsed.getProperty(encodedName)).isEqualTo(PAYLOAD);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"password", "PASSWORD", "Password"})
+    void aPasswordInTheUrlIsRejectedWithoutShowingIt(String name) {
+        String url = BASE + "?user=relay&" + name + "=CANARY-s3cr3t";
+
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("connection.password").doesNotContain("CANARY-s3cr3t");
+    }
+
+    @Test
+    void credentialsBeforeTheHostAreRejectedWithoutShowingThem() {
+        String url = "jdbc:postgresql://relay:CANARY-s3cr3t@db.example:5432/app?sslmode=require";
+
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("connection.password").doesNotContain("CANARY-s3cr3t")
+            .doesNotContain("relay:");
+        assertThat(DriverPropertyGuard.redact(url)).isEqualTo("jdbc:postgresql://…@db.example:5432/app?…");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "jdbc:mysql://db.example:3306/app?password=CANARY-s3cr3t",
+        "postgresql://db.example:5432/app?password=CANARY-s3cr3t",
+        "jdbc:postgres://db.example:5432/app?password=CANARY-s3cr3t",
+        " jdbc:postgresql://db.example:5432/app?password=CANARY-s3cr3t",
+    })
+    void aUrlThatIsNotAPostgresJdbcUrlIsRejected(String url) {
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("must start with jdbc:postgresql:").doesNotContain("CANARY-s3cr3t");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "jdbc:postgresql://localhost:5432/app",
+        "jdbc:postgresql://localhost/app?sslmode=verify-full&sslrootcert=/etc/ssl/pg-root.crt",
+        "jdbc:postgresql://a:5432,b:5432/app?targetServerType=primary&ApplicationName=relay",
+        "jdbc:postgresql:app",
+    })
+    void ordinaryUrlsPass(String url) {
+        assertThatCode(() -> DriverPropertyGuard.check(KEY, url)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void theConfigKeyRunsTheGuardSoValidationReportsItOnConnectionUrl() {
+        ConfigDef def = ConnectionConfigKeys.addTo(new ConfigDef());
+        var values = def.validate(java.util.Map.of(KEY, BASE + "?socketFactory=" + PAYLOAD));
+        var url = values.stream().filter(v -> v.name().equals(KEY)).findFirst().orElseThrow();
+
+        assertThat(url.errorMessages()).singleElement().asString()
+            .contains("'socketFactory' is not allowed").doesNotContain(PAYLOAD);
+    }
+
+    @Test
+    void redactDropsTheQueryString() {
+        assertThat(DriverPropertyGuard.redact(BASE + "?sslpassword=x&user=y")).isEqualTo(BASE + "?…");
+        assertThat(DriverPropertyGuard.redact(BASE)).isEqualTo(BASE);
+        assertThat(DriverPropertyGuard.redact(null)).isNull();
+    }
+}

@@ -1,0 +1,67 @@
+package io.outboxrelay.common;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+/** Named statements: parsing, and the only splice they allow, the quoted table name. */
+class NamedSqlTest {
+    private static final String FILE = """
+        -- File comment, before any statement.
+
+        -- name: ClaimRows
+        -- What it does. Params: limit.
+        SELECT seq FROM {table}
+         WHERE fanned_out_at IS NULL
+         LIMIT ?;
+
+        -- name: Stamp
+        UPDATE {table} SET fanned_out_at = now() WHERE seq = ANY(?) AND fanned_out_at IS NULL;
+        -- name: Notify
+        SELECT pg_notify(?, ?);
+        """;
+
+    @Test
+    void splitsStatementsByNameAndDropsCommentLines() {
+        NamedSql sql = NamedSql.parse(FILE);
+
+        assertThat(sql.get("ClaimRows"))
+            .isEqualTo("SELECT seq FROM {table}\n WHERE fanned_out_at IS NULL\n LIMIT ?;");
+        assertThat(sql.get("Stamp"))
+            .isEqualTo("UPDATE {table} SET fanned_out_at = now() WHERE seq = ANY(?) AND fanned_out_at IS NULL;");
+        assertThat(sql.get("Notify")).isEqualTo("SELECT pg_notify(?, ?);");
+    }
+
+    @Test
+    void theTableIsSplicedOnlyAsTheQuotedIdentifier() {
+        NamedSql sql = NamedSql.parse(FILE);
+        String hostile = Identifiers.quoteQualified("events\"; DROP TABLE x; --");
+
+        String stamp = sql.forTable("Stamp", hostile);
+
+        assertThat(stamp).isEqualTo("UPDATE \"events\"\"; DROP TABLE x; --\" SET fanned_out_at = now()"
+            + " WHERE seq = ANY(?) AND fanned_out_at IS NULL;");
+    }
+
+    @Test
+    void aTableNamedLikeThePlaceholderIsNotExpandedTwice() {
+        NamedSql sql = NamedSql.parse(FILE);
+
+        assertThat(sql.forTable("Notify", "\"x\"")).isEqualTo("SELECT pg_notify(?, ?);");
+        assertThat(sql.forTable("Stamp", Identifiers.quoteQualified("{table}")))
+            .startsWith("UPDATE \"{table}\" SET");
+    }
+
+    @Test
+    void anUnknownNameIsAnError() {
+        assertThatThrownBy(() -> NamedSql.parse(FILE).get("Nope"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Nope");
+    }
+
+    @Test
+    void aMissingResourceIsNamedInTheError() {
+        assertThatThrownBy(() -> NamedSql.load(NamedSqlTest.class, "none.sql"))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("none.sql");
+    }
+}

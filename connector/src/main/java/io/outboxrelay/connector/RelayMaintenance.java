@@ -1,0 +1,83 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.NamedSql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Periodic work beside the claim loop, on the task thread: the backlog gauges (rows waiting, age of
+ * the oldest) and, on relay task 0 only, retention of fanned rows in small batches.
+ */
+final class RelayMaintenance {
+    private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
+    static final long BACKLOG_INTERVAL_MS = 10_000;
+    static final int RETENTION_BATCH = 1_000;
+    private static final NamedSql SQL = NamedSql.load(RelayMaintenance.class, "outbox-relay.sql");
+
+    private final DataSource dataSource;
+    private final String backlogSql;
+    private final String retentionSql;
+    private final long retentionMs;
+    private final long retentionIntervalMs;
+    private final RelayMetrics metrics;
+    private long nextBacklogAt;
+    private long nextRetentionAt;
+    private boolean retentionDenied;
+
+    RelayMaintenance(DataSource dataSource, String quotedTable, long retentionMs, long retentionIntervalMs,
+                     boolean runsRetention, RelayMetrics metrics) {
+        this.dataSource = dataSource;
+        this.backlogSql = SQL.forTable("Backlog", quotedTable);
+        this.retentionSql = SQL.forTable("DeleteRetained", quotedTable);
+        this.retentionMs = runsRetention ? retentionMs : 0;
+        this.retentionIntervalMs = retentionIntervalMs;
+        this.metrics = metrics;
+    }
+
+    void run(long nowMs) throws SQLException {
+        if (nowMs >= nextBacklogAt) {
+            nextBacklogAt = nowMs + BACKLOG_INTERVAL_MS;
+            probeBacklog();
+        }
+        if (retentionMs > 0 && !retentionDenied && nowMs >= nextRetentionAt) {
+            int deleted = deleteRetainedBatch();
+            // a full batch means more is due: come back on the next poll, otherwise at the interval
+            nextRetentionAt = deleted == RETENTION_BATCH ? nowMs : nowMs + retentionIntervalMs;
+        }
+    }
+
+    private void probeBacklog() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql);
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            metrics.backlog(rs.getLong(1), rs.getLong(2));
+        }
+    }
+
+    private int deleteRetainedBatch() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(retentionSql)) {
+            ps.setLong(1, retentionMs);
+            ps.setInt(2, RETENTION_BATCH);
+            int deleted = ps.executeUpdate();
+            if (deleted > 0) {
+                metrics.retained(deleted);
+                log.debug("Retention deleted {} fanned rows older than {} ms", deleted, retentionMs);
+            }
+            return deleted;
+        } catch (SQLException e) {
+            if ("42501".equals(e.getSQLState())) {
+                retentionDenied = true;
+                log.error("Retention is on (outbox.retention.ms={}) but the role may not DELETE from the outbox:"
+                    + " GRANT DELETE ON the outbox table TO outbox_relay. Retention is off until the task restarts;"
+                    + " the relay itself is unaffected.", retentionMs);
+                return 0;
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.connector.integration.TestPostgres;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Retention deletes only old fanned rows; the backlog gauges read the claim's partial index. */
+class RelayMaintenanceIT {
+    private static TestDatabase db;
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        db = TestPostgres.get().createDatabase("maintenance");
+        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
+            60_000, "maintenance-it"), 2, "maintenance-it");
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    @Test
+    void retentionDeletesOnlyOldFannedRowsAndTheBacklogCountsWaitingRows() throws Exception {
+        db.insertEvents(2_500, 10, "t.a"); // seq 1..2500
+        db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}' WHERE seq <= 2200");
+        db.execute("UPDATE events SET fanned_out_at = now() WHERE seq > 2200 AND seq <= 2300");      // fanned, young
+        db.execute("UPDATE events SET poisoned_at = now() - interval '2 hours', occurred_at = now() - interval '3 hours'"
+            + " WHERE seq > 2300 AND seq <= 2310");                                               // poisoned, old
+        db.execute("UPDATE events SET occurred_at = now() - interval '5 hours' WHERE seq > 2310"); // waiting, old
+
+        RelayMetrics metrics = new RelayMetrics();
+        RelayMaintenance maintenance = new RelayMaintenance(pool, "\"events\"", 3_600_000, 60_000, true, metrics);
+        maintenance.run(0);             // first batch of 1000, and the backlog
+        maintenance.run(1);             // a full batch: continues at once
+        maintenance.run(2);
+        maintenance.run(3);             // nothing left older than an hour
+
+        assertThat(metrics.retained.get()).isEqualTo(2_200);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq <= 2200")).isZero();
+        assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(300);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isEqualTo(10);
+        assertThat(metrics.backlog.get()).isEqualTo(190);
+        assertThat(metrics.oldestAgeMs.get()).isGreaterThan(4 * 3_600_000L);
+    }
+
+    @Test
+    void aTaskOtherThanTheFirstNeverDeletes() throws Exception {
+        db.execute("TRUNCATE events");
+        db.insertEvents(10, 1, "t.a");
+        db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'");
+        RelayMetrics metrics = new RelayMetrics();
+        new RelayMaintenance(pool, "\"events\"", 60_000, 60_000, false, metrics).run(0);
+        assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
+        assertThat(metrics.backlog.get()).isZero();
+    }
+}

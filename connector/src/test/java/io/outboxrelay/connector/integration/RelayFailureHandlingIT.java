@@ -1,0 +1,206 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.connect.runtime.rest.entities.ConnectorStateInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The relay keeps working and loses nothing when rows or the broker misbehave: oversized rows are
+ * poisoned before producing, broker rejections are retried alone with backoff and then poisoned, a row
+ * that kills the task is poisoned instead of crash-looping, and requeue delivers a fixed row.
+ */
+class RelayFailureHandlingIT {
+    private String connector;
+
+    @AfterEach
+    void deleteConnector() {
+        TestConnect.cluster().deleteConnector(connector);
+    }
+
+    private static long stamped(TestDatabase db) {
+        return db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL");
+    }
+
+    private static long attempts(TestDatabase db, long seq) {
+        return db.queryLong("SELECT attempts FROM events WHERE seq = ?", seq);
+    }
+
+    private static long poisoned(TestDatabase db) {
+        return db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL");
+    }
+
+    @Test
+    void anOversizedRowIsPoisonedBeforeProducingAndRequeueDeliversItOnceTheLimitIsRaised() {
+        TestDatabase db = TestPostgres.get().createDatabase("oversized");
+        db.insertEvents(2, 2, "order.created");
+        long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(5_000) + "\"}");
+        db.insertEvents(2, 2, "order.created");
+        connector = "oversized";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "oversized-orders");
+        cfg.put("outbox.max.record.bytes", "2048");
+        cfg.put("outbox.poison.topic", "oversized-poison");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 4 && poisoned(db) == 1);
+        String reason = (String) db.query("SELECT last_error FROM events WHERE seq = ?", big).get(0).get(0);
+        assertThat(reason).contains("outbox.max.record.bytes=2048").contains("events_requeue(" + big + ")");
+        assertThat(TestConnect.countRecords("oversized-orders")).isEqualTo(4);
+        List<TestConnect.Received> poison = TestConnect.consume(1, Duration.ofSeconds(30), "oversized-poison");
+        assertThat(poison).hasSize(1);
+        assertThat(poison.get(0).value().get("seq").asLong()).isEqualTo(big);
+        assertThat(poison.get(0).value().get("reason").asText()).contains("outbox.max.record.bytes");
+
+        cfg.put("outbox.max.record.bytes", "100000");
+        Object reconfiguredAt = db.query("SELECT now()").get(0).get(0);
+        TestConnect.cluster().configureConnector(connector, cfg);
+        // requeue once the task with the new limit runs and the old one is gone (its LISTEN session too)
+        String sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'outbox-relay:oversized-0'"
+            + " AND backend_start %s ?";
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+            db.queryLong(sessions.formatted("<"), reconfiguredAt) == 0
+                && db.queryLong(sessions.formatted(">"), reconfiguredAt) > 0);
+        assertThat(db.query("SELECT events_requeue(?)", big).get(0).get(0)).isEqualTo(true);
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 5);
+        assertThat(TestConnect.countRecords("oversized-orders")).isEqualTo(5);
+        assertThat(TaskState.running(connector)).isTrue();
+    }
+
+    @Test
+    void aRecordTheBrokerRejectsIsRetriedAloneWithBackoffAndPoisonedWhileOtherRowsFlow() {
+        TestDatabase db = TestPostgres.get().createDatabase("rejected");
+        TestConnect.cluster().kafka().createTopic("rejected-orders", 1, 1, Map.of("max.message.bytes", "1500"));
+        long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(3_000) + "\"}");
+        connector = "rejected";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "rejected-orders");
+        cfg.put("errors.tolerance", "all");
+        cfg.put("outbox.backoff.initial.ms", "200");
+        cfg.put("outbox.backoff.max.ms", "1000");
+        cfg.put("outbox.lease.ms", "600000"); // a lease left to expire would stall the test: it must be released
+        TestConnect.cluster().configureConnector(connector, cfg);
+        for (int i = 0; i < 5; i++) {
+            db.insertEvents(20, 5, "order.created"); // other rows keep flowing during the retries
+        }
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> poisoned(db) == 1 && stamped(db) == 100);
+        List<List<Object>> row = db.query("SELECT attempts, last_error, fanned_out_at FROM events WHERE seq = ?", big);
+        assertThat(((Number) row.get(0).get(0)).intValue()).isEqualTo(5);
+        assertThat((String) row.get(0).get(1)).contains("errors.tolerance=all");
+        assertThat(row.get(0).get(2)).isNull();
+        assertThat(TestConnect.countRecords("rejected-orders")).isEqualTo(100);
+    }
+
+    @Test
+    void aRowThatKillsTheTaskFiveTimesIsPoisonedInsteadOfCrashLooping() {
+        TestDatabase db = TestPostgres.get().createDatabase("killer");
+        db.insertEvents(3, 3, "order.created");
+        long killer = db.insertEvent("test.explode", "boom-1", "{}");
+        db.insertEvents(3, 3, "order.created");
+        connector = "killer";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "killer-orders");
+        cfg.put("transforms", "explode");
+        cfg.put("transforms.explode.type", ExplodingTransform.class.getName());
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> TaskState.failed(connector));
+        int restarts = 0;
+        while (poisoned(db) == 0 && restarts < 10) {
+            long before = attempts(db, killer);
+            TestConnect.cluster().restartTask(connector, 0);
+            restarts++;
+            await().atMost(Duration.ofSeconds(30))
+                .until(() -> poisoned(db) == 1 || (attempts(db, killer) > before && TaskState.failed(connector)));
+        }
+        int failures = restarts; // the first failure came before any restart; the last restart poisoned
+        assertThat(failures).isEqualTo(5);
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 6);
+        String reason = (String) db.query("SELECT last_error FROM events WHERE seq = ?", killer).get(0).get(0);
+        assertThat(reason).contains("claimed 6 times");
+        assertThat(TaskState.running(connector)).isTrue();
+        // the rows that shared the killer's batch were retried alone and never poisoned
+        assertThat(db.queryLong("SELECT max(attempts) FROM events WHERE type <> 'test.explode'")).isLessThanOrEqualTo(2);
+        Set<Long> seqs = new HashSet<>();
+        TestConnect.consume(6, Duration.ofSeconds(30), "killer-orders").forEach(r -> seqs.add(r.seq()));
+        assertThat(seqs).hasSize(6).doesNotContain(killer);
+    }
+
+    @Test
+    void terminatedDatabaseSessionsAreRecoveredFromAndNothingIsLost() {
+        TestDatabase db = TestPostgres.get().createDatabase("terminated");
+        connector = "terminated";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 2);
+        cfg.put("subscription.orders.topic", "terminated-orders");
+        cfg.put("outbox.backoff.initial.ms", "100");
+        cfg.put("outbox.batch.size", "50");
+        TestConnect.cluster().configureConnector(connector, cfg);
+        for (int i = 0; i < 6; i++) {
+            db.insertEvents(500, 50, "order.created");
+            db.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                + "WHERE application_name LIKE 'outbox-relay:%' AND datname = current_database()");
+        }
+        try {
+            await().atMost(Duration.ofSeconds(90)).until(() -> stamped(db) == 3_000);
+        } catch (RuntimeException e) {
+            System.err.println("DEBUG state: " + db.query("SELECT fanned_out_at IS NULL, poisoned_at IS NULL, "
+                + "lease_owner, attempts, lease_until > now(), next_attempt_at > now(), count(*) FROM events "
+                + "GROUP BY 1,2,3,4,5,6"));
+            throw e;
+        }
+        Set<String> ids = new HashSet<>();
+        TestConnect.consume(3_000, Duration.ofSeconds(60), "terminated-orders").forEach(r -> ids.add(r.id()));
+        assertThat(ids).hasSize(3_000);
+        assertThat(TaskState.running(connector)).isTrue();
+    }
+
+    @Test
+    void badInputGetsAClearOutcomeAndLosesNothing() {
+        TestDatabase db = TestPostgres.get().createDatabase("bad_input");
+        db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'h-1', '[1,2]')");
+        db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'h-2', "
+            + "'{\"traceparent\":\"00-ab-01\",\"n\":1,\"o\":{\"k\":true}}')");
+        db.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'p-1', '[1,2,3]')");
+        db.execute("INSERT INTO events(type, subject) VALUES ('nobody.wants.this', 'u-1')");
+        connector = "bad-input";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "bad-input-orders");
+        cfg.put("subscription.orders.event.types", "order.*");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 3 && poisoned(db) == 1);
+        assertThat((String) db.query("SELECT last_error FROM events WHERE subject = 'h-1'").get(0).get(0))
+            .contains("headers must be a JSON object");
+        assertThat(db.query("SELECT fanout::text FROM events WHERE subject = 'u-1'").get(0).get(0)).isEqualTo("{}");
+        List<TestConnect.Received> received = TestConnect.consume(2, Duration.ofSeconds(30), "bad-input-orders");
+        TestConnect.Received headers = received.stream().filter(r -> r.key().equals("h-2")).findFirst().orElseThrow();
+        assertThat(headers.headers()).containsEntry("traceparent", "00-ab-01").containsEntry("n", "1")
+            .containsEntry("o", "{\"k\": true}");
+        TestConnect.Received array = received.stream().filter(r -> r.key().equals("p-1")).findFirst().orElseThrow();
+        assertThat(array.value().get("payload").asText()).isEqualTo("[1, 2, 3]");
+    }
+
+    /** Task state through the REST API, as an operator sees it. */
+    static final class TaskState {
+        static boolean failed(String connector) {
+            return state(connector).equals("FAILED");
+        }
+
+        static boolean running(String connector) {
+            return state(connector).equals("RUNNING");
+        }
+
+        private static String state(String connector) {
+            ConnectorStateInfo info = TestConnect.cluster().connectorStatus(connector);
+            return info.tasks().isEmpty() ? "NONE" : info.tasks().get(0).state();
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Operators read the relay's health over JMX from the running worker, and retention keeps the outbox
+ * small during a steady run while claims and stamps go on.
+ */
+class RelayMetricsAndRetentionIT {
+    private String connector;
+
+    @AfterEach
+    void deleteConnector() {
+        TestConnect.cluster().deleteConnector(connector);
+    }
+
+    static double metric(String connector, String attribute) throws Exception {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        Set<ObjectName> names = server.queryNames(new ObjectName("kafka.connect:type=plugins,*"), null);
+        double sum = 0;
+        boolean found = false;
+        for (ObjectName n : names) {
+            if (connector.equals(n.getKeyProperty("connector")) && "relay".equals(n.getKeyProperty("kind"))) {
+                sum += ((Number) server.getAttribute(n, attribute)).doubleValue();
+                found = true;
+            }
+        }
+        if (!found) {
+            throw new IllegalStateException("no relay metrics for " + connector + " among " + names);
+        }
+        return sum;
+    }
+
+    @Test
+    void theRelayTaskMetricsAreReadableFromTheRunningWorker() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("metrics");
+        connector = "metrics";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 2);
+        cfg.put("subscription.orders.topic", "metrics-orders");
+        TestConnect.cluster().configureConnector(connector, cfg);
+        TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "relay up");
+        db.insertEvents(500, 50, "order.created");
+        db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'bad', '[1]')");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric(connector, "rows-fanned-total") == 500
+            && metric(connector, "rows-poisoned-total") == 1);
+        assertThat(metric(connector, "rows-claimed-total")).isEqualTo(501);
+        assertThat(metric(connector, "notify-wakeups-total")).isGreaterThan(0);
+        assertThat(metric(connector, "rows-in-flight")).isZero();
+        assertThat(metric(connector, "claim-latency-max-ms")).isGreaterThanOrEqualTo(0);
+        assertThat(metric(connector, "rows-fanned-rate")).isGreaterThan(0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric(connector, "backlog-rows") == 0);
+    }
+
+    @Test
+    void retentionKeepsTheTableSmallWhileClaimsAndStampsRun() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("retention");
+        db.execute("GRANT DELETE ON events TO outbox_relay");
+        connector = "retention";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 2);
+        cfg.put("subscription.orders.topic", "retention-orders");
+        cfg.put("outbox.retention.ms", "500");
+        cfg.put("outbox.retention.interval.ms", "200");
+        TestConnect.cluster().configureConnector(connector, cfg);
+        db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'poison', '\"x\"')");
+
+        long maxRows = 0;
+        for (int round = 0; round < 20; round++) {
+            db.insertEvents(200, 20, "order.created"); // a steady load: 20 rounds of 200
+            await().atMost(Duration.ofSeconds(30))
+                .until(() -> db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND poisoned_at IS NULL") == 0);
+            maxRows = Math.max(maxRows, db.queryLong("SELECT count(*) FROM events"));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT count(*) FROM events") == 1);
+        // only the poisoned row is left; every event reached the topic; the table never held the whole run
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isEqualTo(1);
+        assertThat(TestConnect.countRecords("retention-orders")).isEqualTo(4_000);
+        assertThat(maxRows).isLessThan(4_000);
+        assertThat(TestConnect.cluster().connectorStatus(connector).tasks())
+            .allSatisfy(t -> assertThat(t.state()).isEqualTo("RUNNING"));
+    }
+}

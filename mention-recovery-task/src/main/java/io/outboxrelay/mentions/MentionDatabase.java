@@ -1,0 +1,49 @@
+package io.outboxrelay.mentions;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+
+/**
+ * The task's database resources: a small pool for the pass (reads, owed rows, marks; used from the
+ * task thread only) and, unless {@code mentions.notify.channel} is empty, the LISTEN session.
+ */
+final class MentionDatabase implements AutoCloseable {
+    static final int POOL_SIZE = 2;
+
+    private final HikariDataSource pool;
+    private final MentionNotificationListener listener;
+
+    private MentionDatabase(HikariDataSource pool, MentionNotificationListener listener) {
+        this.pool = pool;
+        this.listener = listener;
+    }
+
+    /**
+     * Opens the pool (lazily: a database that is down is reported by the first pass, not here) and
+     * starts the listener; the production {@link MentionRecoveryTask.DatabaseOpener}.
+     */
+    static MentionRecoveryTask.OpenedDatabase open(MentionRecoveryConfig config, ScanTrigger trigger) {
+        ConnectionSettings settings = config.connectionSettings();
+        String taskId = config.connectorSetting("task.id");
+        HikariDataSource pool = PostgresDataSources.pool(settings, POOL_SIZE,
+            MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
+        MentionNotificationListener listener = config.notifyChannel()
+            .map(channel -> new MentionNotificationListener(settings, channel, trigger))
+            .orElse(null);
+        if (listener != null) {
+            listener.start();
+        }
+        MentionDatabase db = new MentionDatabase(pool, listener);
+        return new MentionRecoveryTask.OpenedDatabase(new JdbcMentionStore(pool), db);
+    }
+
+    /** Stops the listener first (so it requests no more passes), then closes the pool. */
+    @Override
+    public void close() {
+        if (listener != null) {
+            listener.close();
+        }
+        pool.close();
+    }
+}

@@ -1,0 +1,189 @@
+package io.outboxrelay.mentions;
+
+import static io.outboxrelay.mentions.PostgresFixture.account;
+import static io.outboxrelay.mentions.PostgresFixture.channel;
+import static io.outboxrelay.mentions.PostgresFixture.exec;
+import static io.outboxrelay.mentions.PostgresFixture.hold;
+import static io.outboxrelay.mentions.PostgresFixture.member;
+import static io.outboxrelay.mentions.PostgresFixture.message;
+import static io.outboxrelay.mentions.PostgresFixture.queryLong;
+import static io.outboxrelay.mentions.PostgresFixture.routedAt;
+import static io.outboxrelay.mentions.PostgresFixture.session;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outboxrelay.mentions.MentionStore.OwedRow;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The store's SQL against a real PostgreSQL, logged in as a least-privilege member of
+ * {@code outbox_relay}: guards the scan predicate (marker, pass-local floor, cutoff, held-by-live-session
+ * skip), member loading with liveness, idempotent owed rows, the guarded mark, and the grants of
+ * schemas/sql/mentions.sql.
+ */
+class JdbcMentionStoreIT {
+    private static final long NOW = 1_800_000_000_000L;
+    private static final long LIVE_SINCE = NOW - 60_000;
+    private static PostgresFixture pg;
+
+    private Connection owner;
+    private JdbcMentionStore store;
+
+    @BeforeAll
+    static void startPostgres() {
+        pg = new PostgresFixture();
+    }
+
+    @AfterAll
+    static void stopPostgres() throws Exception {
+        pg.close();
+    }
+
+    @BeforeEach
+    void freshDatabase() throws SQLException {
+        String url = pg.createDatabase();
+        owner = pg.owner(url);
+        pg.applyMentionsSchema(owner);
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(url);
+        ds.setUser(PostgresFixture.RELAY_USER);
+        ds.setPassword(PostgresFixture.RELAY_PASSWORD);
+        store = new JdbcMentionStore(ds);
+        channel(owner, "ch", false);
+        channel(owner, "ops", true);
+    }
+
+    @AfterEach
+    void close() throws SQLException {
+        owner.close();
+    }
+
+    private static List<String> ids(List<UnroutedMessage> batch) {
+        return batch.stream().map(UnroutedMessage::id).toList();
+    }
+
+    @Test
+    void appliesTheSchemaAgainWithoutError() throws SQLException {
+        SqlScript.run(owner, SqlScript.schemaFile("mentions.sql"));
+
+        assertThat(queryLong(owner, "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_mentions_unrouted_idx'"))
+            .isEqualTo(1);
+    }
+
+    @Test
+    void readsUnroutedMessagesInSeqOrderAboveTheFloorUpToTheLimit() throws SQLException {
+        long s1 = message(owner, "m1", "ch", "u", "a", NOW);
+        long s2 = message(owner, "m2", "ops", "u", "b", NOW);
+        message(owner, "m3", "ch", "u", "c", NOW);
+        message(owner, "m4", "ch", "u", "d", NOW);
+        exec(owner, "UPDATE messages SET mentions_routed_at = 1 WHERE id = 'm3'");
+
+        assertThat(ids(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10))).containsExactly("m1", "m2", "m4");
+        assertThat(ids(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 2))).containsExactly("m1", "m2");
+        assertThat(ids(store.readUnrouted(s2, Long.MAX_VALUE, LIVE_SINCE, 10))).containsExactly("m4");
+
+        UnroutedMessage m2 = store.readUnrouted(s1, Long.MAX_VALUE, LIVE_SINCE, 1).get(0);
+        assertThat(m2).isEqualTo(new UnroutedMessage("m2", s2, "u", "ops", true,
+            "[{\"text\": \"b\", \"type\": \"text\"}]"));
+    }
+
+    @Test
+    void readsOnlyMessagesAtOrBeforeTheCutoff() throws SQLException {
+        message(owner, "old", "ch", "u", "a", NOW - 60_000);
+        message(owner, "young", "ch", "u", "b", NOW);
+
+        assertThat(ids(store.readUnrouted(0, NOW - 30_000, LIVE_SINCE, 10))).containsExactly("old");
+    }
+
+    @Test
+    void skipsAMessageHeldByALiveSessionButScansOneHeldByAnEndedOrStaleSession() throws SQLException {
+        account(owner, "a-1", "ada", "agent", null);
+        session(owner, "live", "a-1", NOW, null);
+        session(owner, "ended", "a-1", NOW, NOW - 1);
+        session(owner, "stale", "a-1", NOW - 120_000, null);
+        message(owner, "held-live", "ch", "a-1", "x", NOW);
+        message(owner, "held-ended", "ch", "a-1", "x", NOW);
+        message(owner, "held-stale", "ch", "a-1", "x", NOW);
+        message(owner, "held-unknown", "ch", "a-1", "x", NOW);
+        hold(owner, "held-live", "live");
+        hold(owner, "held-ended", "ended");
+        hold(owner, "held-stale", "stale");
+        hold(owner, "held-unknown", "no-such-session");
+
+        assertThat(ids(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)))
+            .containsExactly("held-ended", "held-stale", "held-unknown");
+    }
+
+    @Test
+    void loadsOnlyAgentMembersOfTheAskedChannelsWithTheirLiveFlag() throws SQLException {
+        account(owner, "a-live", "live", "agent", "ch");
+        account(owner, "a-stale", "stale", "agent", null);
+        account(owner, "a-ended", "ended", "agent", null);
+        account(owner, "a-ops", "opsbot", "agent", null);
+        account(owner, "h-1", "hugo", "human", null);
+        member(owner, "ch", "a-live", false);
+        member(owner, "ch", "a-stale", true);
+        member(owner, "ch", "a-ended", false);
+        member(owner, "ch", "h-1", true);
+        member(owner, "ops", "a-ops", false);
+        session(owner, "s1", "a-live", NOW - 10, null);
+        session(owner, "s2", "a-stale", NOW - 120_000, null);
+        session(owner, "s3", "a-ended", NOW, NOW);
+
+        Map<String, List<ChannelMember>> members = store.agentMembers(List.of("ch", "nobody"), LIVE_SINCE);
+
+        assertThat(members).containsOnlyKeys("ch");
+        assertThat(members.get("ch")).containsExactly(
+            new ChannelMember("a-ended", "ended", true, false, null, false),
+            new ChannelMember("a-live", "live", true, false, "ch", true),
+            new ChannelMember("a-stale", "stale", true, true, null, false));
+    }
+
+    @Test
+    void recordsOwedRowsOnceAndKeepsTheFirstRecordingTime() throws SQLException {
+        List<OwedRow> rows = List.of(new OwedRow("a-1", "m1"), new OwedRow("a-2", "m1"));
+
+        assertThat(store.recordOwed(rows, NOW)).isEqualTo(2);
+        assertThat(store.recordOwed(List.of(new OwedRow("a-1", "m1"), new OwedRow("a-1", "m2")), NOW + 5)).isEqualTo(1);
+
+        assertThat(queryLong(owner, "SELECT recorded_at_unix_ms FROM owed_mentions WHERE agent_account_id = 'a-1' "
+            + "AND message_id = 'm1'")).isEqualTo(NOW);
+        assertThat(queryLong(owner, "SELECT count(*) FROM owed_mentions")).isEqualTo(3);
+    }
+
+    @Test
+    void marksOnlyMessagesThatAreStillUnrouted() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        message(owner, "m2", "ch", "u", "b", NOW);
+        exec(owner, "UPDATE messages SET mentions_routed_at = 42 WHERE id = 'm2'"); // the server got there first
+
+        assertThat(store.markRouted(List.of("m1", "m2", "missing"), NOW)).isEqualTo(1);
+
+        assertThat(routedAt(owner, "m1")).isEqualTo(NOW);
+        assertThat(routedAt(owner, "m2")).isEqualTo(42L);
+        assertThat(store.markRouted(List.of(), NOW)).isZero();
+    }
+
+    @Test
+    void grantsTheRelayRoleNothingBeyondWhatThePassNeeds() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        try (Connection relay = pg.relay(owner.getMetaData().getURL())) {
+            assertThatThrownBy(() -> exec(relay, "UPDATE messages SET blocks = '[]'"))
+                .isInstanceOf(SQLException.class).hasMessageContaining("permission denied");
+            assertThatThrownBy(() -> exec(relay, "DELETE FROM owed_mentions"))
+                .isInstanceOf(SQLException.class).hasMessageContaining("permission denied");
+            assertThatThrownBy(() -> exec(relay, "INSERT INTO messages (id, topic_id, author_id, blocks, at_unix_ms) "
+                + "VALUES ('x', 't-ch', 'u', '[]', 0)"))
+                .isInstanceOf(SQLException.class).hasMessageContaining("permission denied");
+        }
+    }
+}

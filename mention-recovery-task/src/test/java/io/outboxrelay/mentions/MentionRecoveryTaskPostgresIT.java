@@ -1,0 +1,237 @@
+package io.outboxrelay.mentions;
+
+import static io.outboxrelay.mentions.PostgresFixture.account;
+import static io.outboxrelay.mentions.PostgresFixture.channel;
+import static io.outboxrelay.mentions.PostgresFixture.exec;
+import static io.outboxrelay.mentions.PostgresFixture.hold;
+import static io.outboxrelay.mentions.PostgresFixture.member;
+import static io.outboxrelay.mentions.PostgresFixture.message;
+import static io.outboxrelay.mentions.PostgresFixture.queryLong;
+import static io.outboxrelay.mentions.PostgresFixture.routedAt;
+import static io.outboxrelay.mentions.PostgresFixture.session;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The task as a Connect worker runs it (public constructor, the connector's full props, a real pool
+ * and LISTEN session) against a real PostgreSQL, without Kafka: acknowledgements are handed in by
+ * hand. Guards the acceptance legs at task level: crash (an unrouted mention of a gap member becomes
+ * an owed row and an OWED record, and is marked once acked; a restart publishes nothing), the
+ * disabled negative control, the held leg via NOTIFY, the late commit, and a lost LISTEN session.
+ */
+class MentionRecoveryTaskPostgresIT {
+    private static final RecordMetadata ACK = new RecordMetadata(new TopicPartition("mentions.recovered", 0), 0, 0, 0, 0, 0);
+    private static final Duration DEADLINE = Duration.ofSeconds(30);
+    private static PostgresFixture pg;
+
+    private String url;
+    private Connection owner;
+    private final List<MentionRecoveryTask> tasks = new ArrayList<>();
+
+    @BeforeAll
+    static void startPostgres() {
+        pg = new PostgresFixture();
+    }
+
+    @AfterAll
+    static void stopPostgres() throws Exception {
+        pg.close();
+    }
+
+    @BeforeEach
+    void chat() throws SQLException {
+        url = pg.createDatabase();
+        owner = pg.owner(url);
+        pg.applyMentionsSchema(owner);
+        channel(owner, "ch", false);
+        account(owner, "u-1", "hugo", "human", "ch");
+        account(owner, "a-ada", "ada", "agent", "elsewhere"); // offline, unsubscribed, not home: the gap population
+        account(owner, "a-bob", "bob", "agent", "ch");
+        member(owner, "ch", "u-1", true);
+        member(owner, "ch", "a-ada", false);
+        member(owner, "ch", "a-bob", true);
+    }
+
+    @AfterEach
+    void stopTasks() throws SQLException {
+        tasks.forEach(MentionRecoveryTask::stop);
+        owner.close();
+    }
+
+    private MentionRecoveryTask startTask(String enabled) {
+        Map<String, String> props = MentionRecoveryTaskTest.connectorProps();
+        props.put("connection.url", url);
+        props.put("connection.user", PostgresFixture.RELAY_USER);
+        props.put("connection.password", PostgresFixture.RELAY_PASSWORD);
+        props.put("mentions.enabled", enabled);
+        props.put("mentions.scan.interval.ms", "3600000"); // only start and NOTIFY trigger passes here
+        MentionRecoveryTask task = new MentionRecoveryTask();
+        tasks.add(task);
+        task.start(props);
+        return task;
+    }
+
+    /** Polls (each poll waits at most 500 ms) until the condition holds; returns every record polled. */
+    private static List<SourceRecord> pollUntil(MentionRecoveryTask task, BooleanSupplier condition)
+        throws InterruptedException {
+        List<SourceRecord> polled = new ArrayList<>();
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not met within " + DEADLINE + "; polled " + polled.size() + " records");
+            }
+            List<SourceRecord> records = task.poll();
+            if (records != null) {
+                polled.addAll(records);
+            }
+        }
+        return polled;
+    }
+
+    private static BooleanSupplier passesCompleted(MentionRecoveryTask task, int n) {
+        return () -> task.metrics().passesCompleted() >= n;
+    }
+
+    private static BooleanSupplier recovered(MentionRecoveryTask task, int records) {
+        return () -> task.metrics().recoveredTotal() >= records;
+    }
+
+    private BooleanSupplier listening() {
+        return () -> {
+            try {
+                return queryLong(owner, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    + "AND application_name = 'outbox-relay-mentions' AND query LIKE 'LISTEN%'") > 0;
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
+    private BooleanSupplier marked(String messageId) {
+        return () -> {
+            try {
+                return routedAt(owner, messageId) != null;
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
+    private static List<String> describe(List<SourceRecord> records) {
+        return records.stream().map(r -> {
+            Struct v = (Struct) r.value();
+            return v.getString("message_id") + "->" + r.key() + ":" + v.getString("action");
+        }).toList();
+    }
+
+    private long owedRows() throws SQLException {
+        return queryLong(owner, "SELECT count(*) FROM owed_mentions");
+    }
+
+    @Test
+    void recoversAnUnroutedMentionAtStartAndPublishesNothingNewAfterARestart() throws Exception {
+        message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());
+        MentionRecoveryTask task = startTask("true");
+
+        List<SourceRecord> records = pollUntil(task, recovered(task, 1));
+        assertThat(describe(records)).containsExactly("m1->a-ada:OWED");
+        assertThat(owedRows()).as("owed row written before the record").isEqualTo(1);
+        assertThat(routedAt(owner, "m1")).as("not marked before the ack").isNull();
+
+        task.commitRecord(records.get(0), ACK);
+        pollUntil(task, marked("m1"));
+        task.stop();
+
+        MentionRecoveryTask restarted = startTask("true");
+        List<SourceRecord> again = pollUntil(restarted, passesCompleted(restarted, 1));
+        assertThat(again).isEmpty();
+        assertThat(owedRows()).isEqualTo(1);
+    }
+
+    @Test
+    void touchesNothingWhenDisabled() throws Exception {
+        message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());
+        MentionRecoveryTask task = startTask("false");
+
+        for (int i = 0; i < 3; i++) {
+            assertThat(task.poll()).isNull();
+        }
+
+        assertThat(owedRows()).isZero();
+        assertThat(routedAt(owner, "m1")).isNull();
+    }
+
+    @Test
+    void skipsAMessageHeldByALiveSessionAndRecoversItOnNotifyOnceTheSessionEnded() throws Exception {
+        long now = System.currentTimeMillis();
+        session(owner, "s-bob", "a-bob", now, null);
+        message(owner, "held", "ch", "a-bob", "@ada look", now);
+        hold(owner, "held", "s-bob");
+        MentionRecoveryTask task = startTask("true");
+
+        assertThat(pollUntil(task, passesCompleted(task, 1))).isEmpty();
+        assertThat(routedAt(owner, "held")).isNull();
+        pollUntil(task, listening());
+
+        exec(owner, "UPDATE agent_sessions SET ended_at_unix_ms = ? WHERE id = 's-bob'", System.currentTimeMillis());
+        exec(owner, "SELECT pg_notify('mentions_recovery', '')");
+        List<SourceRecord> records = pollUntil(task, recovered(task, 1));
+
+        assertThat(describe(records)).containsExactly("held->a-ada:OWED");
+    }
+
+    @Test
+    void recoversALowerSeqThatCommitsAfterAHigherOneWasMarked() throws Exception {
+        long now = System.currentTimeMillis();
+        try (Connection slow = pg.owner(url)) {
+            slow.setAutoCommit(false);
+            long lowSeq = message(slow, "low", "ch", "u-1", "@ada first", now);
+            long highSeq = message(owner, "high", "ch", "u-1", "@ada second", now);
+            assertThat(lowSeq).isLessThan(highSeq);
+
+            MentionRecoveryTask task = startTask("true");
+            List<SourceRecord> first = pollUntil(task, recovered(task, 1));
+            assertThat(describe(first)).containsExactly("high->a-ada:OWED");
+            task.commitRecord(first.get(0), ACK);
+            pollUntil(task, marked("high"));
+            pollUntil(task, passesCompleted(task, 1));
+            pollUntil(task, listening());
+
+            slow.commit();
+            exec(owner, "SELECT pg_notify('mentions_recovery', '')");
+            List<SourceRecord> late = pollUntil(task, recovered(task, 2));
+
+            assertThat(describe(late)).containsExactly("low->a-ada:OWED");
+        }
+    }
+
+    @Test
+    void reopensALostListenSessionAndScansForWhatItsNotifyWouldHaveAnnounced() throws Exception {
+        MentionRecoveryTask task = startTask("true");
+        pollUntil(task, passesCompleted(task, 1));
+        pollUntil(task, listening());
+
+        exec(owner, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            + "AND application_name = 'outbox-relay-mentions' AND query LIKE 'LISTEN%'");
+        message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis()); // its NOTIFY would be lost
+        List<SourceRecord> records = pollUntil(task, recovered(task, 1));
+
+        assertThat(describe(records)).containsExactly("m1->a-ada:OWED");
+    }
+}
