@@ -20,6 +20,7 @@ public final class ConnectionConfigKeys {
     public static final String STATEMENT_TIMEOUT_MS = "connection.statement.timeout.ms";
     public static final String SOCKET_TIMEOUT_MS = "connection.socket.timeout.ms";
     public static final String IDLE_IN_TX_TIMEOUT_MS = "connection.idle.in.transaction.timeout.ms";
+    public static final String STARTUP_RETRY_MS = "connection.startup.retry.ms";
 
     private ConnectionConfigKeys() {
     }
@@ -37,7 +38,9 @@ public final class ConnectionConfigKeys {
                     + "(see schemas/sql/outbox.sql for the grants).",
                 GROUP, ++order, Width.MEDIUM, "User")
             .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
-                "Password of connection.user. Masked in the REST API and never logged.",
+                "Password of connection.user. Shown as [hidden] in validation results and never logged."
+                    + " Connect's GET /connectors/<name>/config and /tasks return configs as stored, so pass it"
+                    + " through a ConfigProvider, e.g. ${file:/etc/kafka/secrets/db.properties:password}.",
                 GROUP, ++order, Width.MEDIUM, "Password")
             .define(STATEMENT_TIMEOUT_MS, Type.LONG, 30_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                 "statement_timeout set on every connector session; 0 disables it.",
@@ -47,7 +50,12 @@ public final class ConnectionConfigKeys {
                 GROUP, ++order, Width.SHORT, "Socket timeout (ms)")
             .define(IDLE_IN_TX_TIMEOUT_MS, Type.LONG, 60_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                 "idle_in_transaction_session_timeout set on every connector session; 0 disables it.",
-                GROUP, ++order, Width.SHORT, "Idle-in-transaction timeout (ms)");
+                GROUP, ++order, Width.SHORT, "Idle-in-transaction timeout (ms)")
+            .define(STARTUP_RETRY_MS, Type.LONG, 120_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
+                "How long a starting relay task retries a database it has not reached yet before it fails, so a"
+                    + " wrong host or a down server shows in the task's REST status. Once the task has worked,"
+                    + " outages are retried with backoff for as long as they last.",
+                GROUP, ++order, Width.SHORT, "Startup retry (ms)");
     }
 
     /** Reads the keys above from any config that was built with {@link #addTo}. */

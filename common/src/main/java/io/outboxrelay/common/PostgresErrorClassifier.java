@@ -54,7 +54,8 @@ public final class PostgresErrorClassifier {
      * @return a RetriableException or a ConnectException carrying an actionable hint; never logs
      */
     public static RuntimeException classify(String what, SQLException e) {
-        String base = what + " failed: " + e.getMessage() + causeMessage(e) + " (SQLState " + e.getSQLState() + ")";
+        String base = what + " failed: " + oneLine(e.getMessage() + causeMessage(e)) + " (SQLState "
+            + e.getSQLState() + ")";
         if (isRetriable(e)) {
             return new RetriableException(base + "; will retry with backoff", e);
         }
@@ -69,6 +70,11 @@ public final class PostgresErrorClassifier {
             return ": " + cause.getMessage();
         }
         return "";
+    }
+
+    /** The driver's message on one line (server messages carry "Position:"/"Detail:" lines). */
+    public static String oneLine(String message) {
+        return message == null ? "" : message.replaceAll("\\s*\\R\\s*", "; ").trim();
     }
 
     /** A sentence telling the operator what to change for a fatal error; empty when unknown. */

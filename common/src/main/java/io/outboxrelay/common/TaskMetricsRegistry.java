@@ -42,13 +42,19 @@ public final class TaskMetricsRegistry implements AutoCloseable {
         TaskMetricsRegistry registry = new TaskMetricsRegistry();
         PluginMetrics plugin = pluginMetrics(context);
         if (plugin != null) {
-            LinkedHashMap<String, String> tags = new LinkedHashMap<>();
-            tags.put("kind", kind);
-            for (Map.Entry<String, Metric> g : gauges.entrySet()) {
-                MetricName name = plugin.metricName(g.getKey(), g.getValue().description(), tags);
-                Supplier<? extends Number> value = g.getValue().value();
-                plugin.addMetric(name, (Gauge<Double>) (config, now) -> value.get().doubleValue());
-                registry.unregister.add(() -> plugin.removeMetric(name));
+            try {
+                LinkedHashMap<String, String> tags = new LinkedHashMap<>();
+                tags.put("kind", kind);
+                for (Map.Entry<String, Metric> g : gauges.entrySet()) {
+                    MetricName name = plugin.metricName(g.getKey(), g.getValue().description(), tags);
+                    Supplier<? extends Number> value = g.getValue().value();
+                    removeQuietly(plugin, name); // a previous incarnation of this task may not have closed yet
+                    plugin.addMetric(name, (Gauge<Double>) (config, now) -> value.get().doubleValue());
+                    registry.unregister.add(() -> removeQuietly(plugin, name));
+                }
+            } catch (RuntimeException e) {
+                // metrics must never stop the relay
+                log.warn("Could not register the {} task metrics: {}", kind, e.toString());
             }
             return registry;
         }
@@ -71,6 +77,14 @@ public final class TaskMetricsRegistry implements AutoCloseable {
             log.warn("Could not register the {} task metrics MBean: {}", kind, e.toString());
         }
         return registry;
+    }
+
+    private static void removeQuietly(PluginMetrics plugin, MetricName name) {
+        try {
+            plugin.removeMetric(name);
+        } catch (IllegalArgumentException e) {
+            // not registered: nothing to remove
+        }
     }
 
     private static PluginMetrics pluginMetrics(SourceTaskContext context) {

@@ -3,6 +3,7 @@ package io.outboxrelay.connector;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.DriverPropertyGuard;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.PostgresListener;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
@@ -46,6 +48,8 @@ public class OutboxRelayTask extends SourceTask {
     private RelayMaintenance maintenance;
     private TaskMetricsRegistry metricsRegistry;
     private long backoffUntil;
+    private long startedAt;
+    private boolean reachedDatabase;
     private long nextSweepAt;
     private long nextPollAt;
     private long nextLeaseExtensionAt;
@@ -85,6 +89,7 @@ public class OutboxRelayTask extends SourceTask {
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
             metrics.gauges(tracker::inFlightCount));
         long now = clock.millis();
+        startedAt = now;
         nextSweepAt = now + config.connector().sweepInterval().toMillis();
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
         suspectCheckAt = now;
@@ -136,6 +141,7 @@ public class OutboxRelayTask extends SourceTask {
                 claimInto(out, now);
             }
             passBackoff.reset();
+            reachedDatabase = true;
             if (!out.isEmpty()) {
                 return out;
             }
@@ -144,6 +150,14 @@ public class OutboxRelayTask extends SourceTask {
                 "Outbox relay on table " + config.connector().table(), e);
             if (!(classified instanceof RetriableException)) {
                 throw classified;
+            }
+            long startupRetryMs = config.connector().getLong(ConnectionConfigKeys.STARTUP_RETRY_MS);
+            if (!reachedDatabase && clock.millis() - startedAt > startupRetryMs) {
+                throw new ConnectException("Cannot reach PostgreSQL at "
+                    + DriverPropertyGuard.redact(config.connector().getString(
+                        ConnectionConfigKeys.URL)) + " since the task started " + (clock.millis() - startedAt) / 1000
+                    + " s ago: " + PostgresErrorClassifier.oneLine(e.getMessage()) + " (SQLState " + e.getSQLState() + "). Check connection.url,"
+                    + " the network and that the server accepts connections, then restart the task.", e);
             }
             long delay = passBackoff.nextDelayMs();
             backoffUntil = clock.millis() + delay;

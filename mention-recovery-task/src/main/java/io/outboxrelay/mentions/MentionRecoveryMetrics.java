@@ -1,11 +1,14 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.TaskMetricsRegistry.Metric;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Running totals of one mention-recovery task, readable from any thread (JMX exposure comes later).
+ * Running totals of one mention-recovery task, readable from any thread (published over JMX through {@link #gauges()}).
  * Counts are since the task started.
  */
 public final class MentionRecoveryMetrics {
@@ -95,5 +98,29 @@ public final class MentionRecoveryMetrics {
 
     void passFailed() {
         passesFailed.incrementAndGet();
+    }
+
+    /** The gauges published over JMX (kind=mentions). */
+    public Map<String, Metric> gauges() {
+        Map<String, Metric> m = new LinkedHashMap<>();
+        m.put("messages-scanned-total", new Metric(
+            "Unrouted messages read by recovery passes", this::messagesScanned));
+        m.put("messages-marked-total", new Metric(
+            "Messages marked mentions_routed_at after their records were acknowledged", this::messagesMarked));
+        m.put("message-faults-total", new Metric(
+            "Messages left unmarked because they could not be processed (e.g. blocks not an array)",
+            this::messageFaults));
+        for (Arm arm : Arm.values()) {
+            m.put("mentions-recovered-" + arm.name().toLowerCase(Locale.ROOT) + "-total",
+                new Metric("Recovered mentions routed as " + arm,
+                    () -> recovered(arm)));
+        }
+        m.put("passes-completed-total", new Metric(
+            "Recovery passes that completed", this::passesCompleted));
+        m.put("passes-failed-total", new Metric(
+            "Recovery passes ended by an error (retried with backoff)", this::passesFailed));
+        m.put("last-pass-duration-ms", new Metric(
+            "Duration of the last completed pass; -1 before the first", this::lastPassDurationMs));
+        return m;
     }
 }

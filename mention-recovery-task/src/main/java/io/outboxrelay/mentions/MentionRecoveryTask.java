@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -41,6 +42,7 @@ public class MentionRecoveryTask extends SourceTask {
     private final DatabaseOpener opener;
     private final Duration maxPollWait;
     private final MentionRecoveryMetrics metrics = new MentionRecoveryMetrics();
+    private TaskMetricsRegistry metricsRegistry;
 
     private MentionRecoveryConfig config;
     private MentionStore store;
@@ -85,6 +87,8 @@ public class MentionRecoveryTask extends SourceTask {
         OpenedDatabase db = opener.open(config, trigger);
         store = db.store();
         resources = db.closer();
+        metricsRegistry = TaskMetricsRegistry.register(context, "mentions", props.getOrDefault("name", "outbox"),
+            props.getOrDefault("task.id", "0"), metrics.gauges());
         trigger.request(ScanTrigger.Kind.START);
         log.info("Mention recovery task started: topic {}, batch size {}, periodic scan every {} ms over messages "
                 + "older than {} ms, sessions live for {} ms, {}", config.topic(), config.batchSize(),
@@ -263,6 +267,10 @@ public class MentionRecoveryTask extends SourceTask {
             return;
         }
         stopping = true;
+        if (metricsRegistry != null) {
+            metricsRegistry.close();
+            metricsRegistry = null;
+        }
         ScanTrigger t = trigger;
         if (t != null) {
             t.wake();
