@@ -89,16 +89,23 @@ final class OutboxLiveValidator {
         }
         try (PreparedStatement ps = c.prepareStatement(
             "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE'),"
-                + " current_user::text")) {
+                + " current_user::text, has_table_privilege(?::regclass, 'DELETE')")) {
             ps.setString(1, quoted);
             ps.setString(2, quoted);
+            ps.setString(3, quoted);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
+                String role = rs.getString(3);
                 if (!rs.getBoolean(1) || !rs.getBoolean(2)) {
-                    String role = rs.getString(3);
                     error(result, ConnectionConfigKeys.USER, "role " + role + " needs SELECT and UPDATE on "
                         + quoted + ": GRANT outbox_relay TO " + role + " (the group schemas/sql/outbox.sql"
                         + " creates), or GRANT SELECT, UPDATE ON " + quoted + " TO " + role);
+                }
+                long retentionMs = config.retentionMs();
+                if (retentionMs > 0 && !rs.getBoolean(4)) {
+                    error(result, OutboxSourceConnectorConfig.RETENTION_MS, "outbox.retention.ms=" + retentionMs
+                        + " deletes fanned rows, but role " + role + " may not DELETE from " + quoted + ": GRANT DELETE"
+                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql), or set outbox.retention.ms=0");
                 }
             }
         }

@@ -147,7 +147,7 @@ public class OutboxRelayTask extends SourceTask {
             }
         } catch (SQLException e) {
             RuntimeException classified = PostgresErrorClassifier.classify(
-                "Outbox relay on table " + config.connector().table(), e);
+                "Outbox relay on table " + config.connector().quotedTable(), e);
             if (!(classified instanceof RetriableException)) {
                 throw classified;
             }

@@ -1,0 +1,275 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outboxrelay.connector.OutboxSourceConnector;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigValue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a user sees when they validate a config through the worker's REST API (the form a UI shows
+ * before "create"): each problem, including the live ones (database unreachable, table or columns
+ * missing, privileges missing), as an actionable error on the key it is about, and a valid config
+ * with no error at all. Guards against a connector that is accepted and then fails in its task with a
+ * stack trace, or rejects a config with an error on the wrong field.
+ */
+class ConnectorValidationIT {
+    private static final String SUFFIX = UUID.randomUUID().toString().substring(0, 8);
+    private static final String NO_PRIVS_ROLE = "val_noprivs_" + SUFFIX;
+    private static final String NO_SCHEMA_ROLE = "val_noschema_" + SUFFIX;
+    private static TestDatabase db;
+
+    @BeforeAll
+    static void createDatabase() {
+        db = TestPostgres.get().createDatabase("validation");
+        db.execute("CREATE TABLE partial_events (seq BIGSERIAL PRIMARY KEY, id UUID, type TEXT, subject TEXT,"
+            + " payload JSONB, occurred_at TIMESTAMPTZ)");
+        db.execute("CREATE ROLE " + NO_PRIVS_ROLE + " LOGIN");
+        // can read and update the table, but cannot even look into the schema that holds it
+        db.execute("CREATE SCHEMA locked; CREATE TABLE locked.events (LIKE public.events INCLUDING ALL);"
+            + " CREATE ROLE " + NO_SCHEMA_ROLE + " LOGIN; GRANT SELECT, UPDATE ON locked.events TO " + NO_SCHEMA_ROLE);
+    }
+
+    @AfterAll
+    static void dropRoles() {
+        db.execute("DROP OWNED BY " + NO_PRIVS_ROLE + ", " + NO_SCHEMA_ROLE + "; DROP ROLE " + NO_PRIVS_ROLE
+            + "; DROP ROLE " + NO_SCHEMA_ROLE);
+    }
+
+    private static Map<String, String> config() {
+        Map<String, String> cfg = new HashMap<>(TestConnect.relayConfig(db, "orders", 1));
+        cfg.put("name", "validation-" + SUFFIX);
+        cfg.put("subscription.orders.topic", "validation-orders");
+        return cfg;
+    }
+
+    private static WorkerRest.Reply validate(Map<String, String> cfg) {
+        WorkerRest.Reply reply = WorkerRest.validate(cfg);
+        assertThat(reply.status()).as(reply.body()).isEqualTo(200);
+        return reply;
+    }
+
+    private static int errorCount(WorkerRest.Reply reply) {
+        return reply.json().get("error_count").asInt();
+    }
+
+    /** Asserts exactly one error in the whole reply, on {@code key}, and returns it. */
+    private static String onlyErrorOn(WorkerRest.Reply reply, String key) {
+        List<String> errors = WorkerRest.errorsOn(reply, key);
+        assertThat(errors).as("errors on %s in %s", key, reply.body()).hasSize(1);
+        assertThat(errorCount(reply)).as("error_count of %s", reply.body()).isEqualTo(1);
+        return errors.get(0);
+    }
+
+    @Test
+    void aValidConfigHasNoError() {
+        WorkerRest.Reply reply = validate(config());
+
+        assertThat(errorCount(reply)).as(reply.body()).isZero();
+    }
+
+    @Test
+    void aMissingTableIsReportedOnOutboxTableWithTheSchemaFile() {
+        Map<String, String> cfg = config();
+        cfg.put("outbox.table", "no_such_events");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.table");
+
+        assertThat(error).contains("\"no_such_events\" does not exist").contains("schemas/sql/outbox.sql");
+    }
+
+    @Test
+    void aTableMissingColumnsIsReportedOnOutboxTableListingThem() {
+        Map<String, String> cfg = config();
+        cfg.put("outbox.table", "partial_events");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.table");
+
+        assertThat(error).contains("lacks columns")
+            .contains("headers", "fanned_out_at", "fanout", "attempts", "next_attempt_at", "last_error",
+                "poisoned_at", "lease_owner", "lease_until")
+            .contains("schemas/sql/outbox.sql");
+        // the columns it has are not listed
+        assertThat(error.substring(error.indexOf('['), error.indexOf(']')))
+            .doesNotContain("subject").doesNotContain("payload").doesNotContain("occurred_at");
+    }
+
+    @Test
+    void aRoleWithoutPrivilegesIsReportedOnTheUserNamingTheGrant() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.user", NO_PRIVS_ROLE);
+
+        String error = onlyErrorOn(validate(cfg), "connection.user");
+
+        assertThat(error).contains(NO_PRIVS_ROLE).contains("SELECT and UPDATE")
+            .contains("GRANT outbox_relay TO " + NO_PRIVS_ROLE);
+
+        // control: the same role passes once it is in the group schemas/sql/outbox.sql grants to
+        String group = "GRANT outbox_relay TO " + NO_PRIVS_ROLE;
+        db.execute(group);
+        try {
+            assertThat(errorCount(validate(cfg))).isZero();
+        } finally {
+            db.execute("REVOKE outbox_relay FROM " + NO_PRIVS_ROLE);
+        }
+    }
+
+    @Test
+    void retentionWithoutDeletePrivilegeIsReportedOnRetention() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.user", NO_PRIVS_ROLE);
+        cfg.put("outbox.retention.ms", "86400000");
+        db.execute("GRANT outbox_relay TO " + NO_PRIVS_ROLE);
+        try {
+            String error = onlyErrorOn(validate(cfg), "outbox.retention.ms");
+
+            assertThat(error).contains(NO_PRIVS_ROLE + " may not DELETE from \"events\"")
+                .contains("GRANT DELETE ON \"events\" TO outbox_relay").contains("outbox.retention.ms=0");
+
+            // controls: without retention the role needs no DELETE; with DELETE granted retention is fine
+            cfg.put("outbox.retention.ms", "0");
+            assertThat(errorCount(validate(cfg))).isZero();
+            cfg.put("outbox.retention.ms", "86400000");
+            db.execute("GRANT DELETE ON events TO " + NO_PRIVS_ROLE);
+            assertThat(errorCount(validate(cfg))).isZero();
+        } finally {
+            db.execute("REVOKE DELETE ON events FROM " + NO_PRIVS_ROLE + "; REVOKE outbox_relay FROM " + NO_PRIVS_ROLE);
+        }
+    }
+
+    @Test
+    void aSchemaTheRoleCannotUseIsReportedOnTheUserNotAsAConnectionFailure() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.user", NO_SCHEMA_ROLE);
+        cfg.put("outbox.table", "locked.events");
+
+        String error = onlyErrorOn(validate(cfg), "connection.user");
+
+        assertThat(error).contains("permission denied for schema locked").contains("42501")
+            .doesNotContain("cannot connect");
+    }
+
+    @Test
+    void anUnreachableDatabaseIsReportedOnTheUrl() throws IOException {
+        Map<String, String> cfg = config();
+        cfg.put("connection.url", "jdbc:postgresql://localhost:" + closedPort() + "/" + db.name());
+
+        String error = onlyErrorOn(validate(cfg), "connection.url");
+
+        assertThat(error).contains("cannot connect to jdbc:postgresql://localhost:").contains("refused")
+            .contains("08001");
+    }
+
+    @Test
+    void aMissingDatabaseIsReportedOnTheUrl() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.url", "jdbc:postgresql://localhost:" + TestPostgres.get().port() + "/no_such_db");
+
+        String error = onlyErrorOn(validate(cfg), "connection.url");
+
+        assertThat(error).contains("\"no_such_db\" does not exist").contains("3D000");
+    }
+
+    @Test
+    void anUnknownRoleIsReportedOnTheUser() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.user", "no_such_role_" + SUFFIX);
+        cfg.put("connection.password", "whatever");
+
+        String error = onlyErrorOn(validate(cfg), "connection.user");
+
+        assertThat(error).contains("no_such_role_" + SUFFIX).contains("28000")
+            .contains("check connection.user and connection.password");
+    }
+
+    @Test
+    void aForbiddenDriverPropertyIsReportedOnTheUrlAndNothingConnects() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.url", db.jdbcUrl() + "?sslmode=disable&socketFactory=org.example.EvilFactory");
+
+        String error = onlyErrorOn(validate(cfg), "connection.url");
+
+        assertThat(error).contains("'socketFactory' is not allowed").doesNotContain("EvilFactory")
+            .doesNotContain("cannot connect");
+    }
+
+    @Test
+    void anInvalidSubscriptionNameIsReportedOnSubscriptions() {
+        Map<String, String> cfg = config();
+        cfg.put("subscriptions", "orders,bad name!");
+
+        String error = onlyErrorOn(validate(cfg), "subscriptions");
+
+        assertThat(error).contains("'bad name!'");
+    }
+
+    @Test
+    void anInvalidTopicIsReportedOnThatSubscriptionsTopicKey() {
+        Map<String, String> cfg = config();
+        cfg.put("subscription.orders.topic", "orders topic!");
+
+        String error = onlyErrorOn(validate(cfg), "subscription.orders.topic");
+
+        assertThat(error).contains("Kafka topic name");
+    }
+
+    @Test
+    void anInvalidGlobIsReportedOnThatSubscriptionsEventTypesKey() {
+        Map<String, String> cfg = config();
+        cfg.put("subscription.orders.event.types", "order.*,order.$created");
+
+        String error = onlyErrorOn(validate(cfg), "subscription.orders.event.types");
+
+        assertThat(error).contains("'order.$created' is not an event type glob");
+    }
+
+    @Test
+    void mentionRecoveryWithOneTaskSlotIsReportedOnMentionsEnabled() {
+        Map<String, String> cfg = config();
+        cfg.put("mentions.enabled", "true");
+        cfg.put("tasks.max", "1");
+
+        String error = onlyErrorOn(validate(cfg), "mentions.enabled");
+
+        assertThat(error).contains("tasks.max").contains("at least 2");
+
+        // control: two slots are enough
+        cfg.put("tasks.max", "2");
+        assertThat(WorkerRest.errorsOn(validate(cfg), "mentions.enabled")).isEmpty();
+    }
+
+    @Test
+    void theConnectorsOwnValidateAttachesLiveErrorsToTheirKeys() {
+        // the same checks without the worker, as a UI or a test calling Connector.validate sees them
+        Map<String, String> cfg = config();
+        cfg.put("outbox.table", "no_such_events");
+        cfg.put("connection.user", NO_PRIVS_ROLE);
+
+        Config result = new OutboxSourceConnector().validate(cfg);
+
+        assertThat(errorsOf(result, "outbox.table")).singleElement().asString().contains("does not exist");
+        assertThat(errorsOf(result, "connection.url")).isEmpty();
+        assertThat(errorsOf(result, "connection.password")).isEmpty();
+    }
+
+    private static List<String> errorsOf(Config result, String key) {
+        return result.configValues().stream().filter(v -> v.name().equals(key))
+            .map(ConfigValue::errorMessages).findFirst().orElse(List.of());
+    }
+
+    /** A port nothing listens on: bound once by the OS, then released. */
+    static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The grants schemas/sql/outbox.sql ships are enough: a login role whose only privileges come from
+ * the {@code outbox_relay} group runs the relay end to end. Guards against the relay quietly needing
+ * more (DELETE, INSERT, a function, ownership) so that users end up running it as a superuser.
+ */
+class LeastPrivilegeRoleIT {
+    private static final String CONNECTOR = "least-privilege";
+    private static final String TOPIC = "least-privilege-orders";
+    private static final String ROLE = "relay_lp_" + UUID.randomUUID().toString().substring(0, 8);
+    private static final String PASSWORD = "lp-" + UUID.randomUUID();
+    private static TestDatabase admin;
+    private static TestDatabase asRelay;
+
+    @BeforeAll
+    static void createRole() {
+        admin = TestPostgres.get().createDatabase("least_privilege");
+        admin.execute("CREATE ROLE " + ROLE + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE outbox_relay");
+        asRelay = new TestDatabase(admin.name(), admin.jdbcUrl(), ROLE, PASSWORD);
+    }
+
+    @AfterAll
+    static void dropRole() {
+        if (TestConnect.cluster().connectors().contains(CONNECTOR)) {
+            TestConnect.cluster().deleteConnector(CONNECTOR);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> relaySessions().isEmpty());
+        admin.execute("DROP ROLE " + ROLE);
+    }
+
+    private static List<List<Object>> relaySessions() {
+        return admin.query("SELECT usename::text FROM pg_stat_activity WHERE application_name LIKE ?",
+            "outbox-relay:" + CONNECTOR + "%");
+    }
+
+    @Test
+    void theRoleHoldsNothingButTheGroupsGrants() {
+        assertThat(admin.query("SELECT rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles"
+            + " WHERE rolname = ?", ROLE)).containsExactly(List.of(false, false, false, false));
+        assertThat(admin.queryLong("SELECT count(*) FROM information_schema.role_table_grants WHERE grantee = ?",
+            ROLE)).as("grants made to the role itself").isZero();
+        assertThat(admin.query("SELECT privilege_type::text FROM information_schema.role_table_grants"
+            + " WHERE grantee = 'outbox_relay' AND table_name = 'events' ORDER BY 1"))
+            .containsExactly(List.of("SELECT"), List.of("UPDATE"));
+    }
+
+    @Test
+    void theRoleCannotDeleteInsertOrTruncate() throws SQLException {
+        long seq = admin.insertEvent("order.created", "order-negative", "{}");
+        try (Connection c = connectAsRelay(); Statement st = c.createStatement()) {
+            for (String sql : List.of(
+                "DELETE FROM events WHERE seq = " + seq,
+                "INSERT INTO events(type, subject) VALUES ('order.created', 'x')",
+                "TRUNCATE events",
+                "ALTER TABLE events ADD COLUMN extra int")) {
+                SQLException e = catchThrowableOfType(SQLException.class, () -> st.execute(sql));
+                assertThat((Throwable) e).as(sql).isNotNull();
+                assertThat(e.getSQLState()).as(sql + ": " + e.getMessage()).isIn("42501");
+            }
+            // what it is granted does work
+            assertThat(st.executeUpdate("UPDATE events SET attempts = attempts WHERE seq = " + seq)).isEqualTo(1);
+        }
+        assertThat(admin.queryLong("SELECT count(*) FROM events WHERE seq = ?", seq)).isEqualTo(1);
+        admin.execute("DELETE FROM events WHERE seq = " + seq); // keep the end-to-end count exact
+    }
+
+    @Test
+    void aRelayRunningAsTheRoleFansOutEndToEnd() {
+        Map<String, String> cfg = TestConnect.relayConfig(asRelay, "orders", 2);
+        cfg.put("name", CONNECTOR);
+        cfg.put("subscription.orders.topic", TOPIC);
+        cfg.put("outbox.poison.topic", "least-privilege-poison");
+        WorkerRest.Reply validation = WorkerRest.validate(cfg);
+        assertThat(validation.json().get("error_count").asInt()).as(validation.body()).isZero();
+        assertThat(WorkerRest.put("connectors/" + CONNECTOR + "/config", cfg).status()).isEqualTo(201);
+
+        admin.insertEvents(20, 5, "order.created", "order.paid");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> admin.queryLong(
+            "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL AND subject LIKE 'subject-%'") == 20);
+        assertThat(TestConnect.consume(20, Duration.ofSeconds(20), TOPIC)).hasSize(20);
+        assertThat(admin.queryLong("SELECT count(*) FROM events WHERE fanout IS NULL AND subject LIKE 'subject-%'"))
+            .isZero();
+        // the relay really ran as the role, not as the test's superuser
+        assertThat(relaySessions()).isNotEmpty().allSatisfy(row -> assertThat(row).containsExactly(ROLE));
+        assertThat(TestConnect.cluster().connectorStatus(CONNECTOR).tasks())
+            .allSatisfy(t -> assertThat(t.state()).isEqualTo("RUNNING"));
+    }
+
+    private static Connection connectAsRelay() throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", ROLE);
+        p.setProperty("password", PASSWORD);
+        return DriverManager.getConnection(admin.jdbcUrl(), p);
+    }
+}
