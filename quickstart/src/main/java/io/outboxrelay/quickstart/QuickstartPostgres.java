@@ -1,0 +1,124 @@
+package io.outboxrelay.quickstart;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A throw-away PostgreSQL 17 server (zonky's embedded binaries) with the project's schema files applied
+ * and a least-privilege login role for the connector. Its data directory is deleted on {@link #close()}.
+ */
+final class QuickstartPostgres implements AutoCloseable {
+    static final int PREFERRED_PORT = 55432;
+    static final String DATABASE = "postgres";
+    static final String SUPERUSER = "postgres";
+    /** The connector logs in as this role, a member of the outbox_relay group the schema files grant to. */
+    static final String RELAY_ROLE = "relay";
+    static final String RELAY_PASSWORD = "relay-quickstart";
+
+    private final EmbeddedPostgres postgres;
+
+    private QuickstartPostgres(EmbeddedPostgres postgres) {
+        this.postgres = postgres;
+    }
+
+    static QuickstartPostgres start() throws IOException {
+        EmbeddedPostgres pg = EmbeddedPostgres.builder()
+            .setPort(Ports.preferred(PREFERRED_PORT))
+            .setRegisterShutdownHook(false) // Quickstart stops it last, after Connect
+            .setServerConfig("max_connections", "100")
+            .start();
+        return new QuickstartPostgres(pg);
+    }
+
+    int port() {
+        return postgres.getPort();
+    }
+
+    String jdbcUrl() {
+        return "jdbc:postgresql://localhost:" + port() + "/" + DATABASE;
+    }
+
+    /** Applies schemas/sql/outbox.sql and mentions.sql, then creates the connector's login role. */
+    void applySchema(Path home) {
+        for (String file : List.of("outbox.sql", "mentions.sql")) {
+            Path path = home.resolve("schemas").resolve("sql").resolve(file);
+            try {
+                execute(Files.readString(path));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + path, e);
+            } catch (SQLException e) {
+                throw new IllegalStateException("applying " + path + " failed: " + e.getMessage(), e);
+            }
+        }
+        try {
+            execute("CREATE ROLE " + RELAY_ROLE + " LOGIN PASSWORD '" + RELAY_PASSWORD + "' IN ROLE outbox_relay");
+        } catch (SQLException e) {
+            throw new IllegalStateException("creating role " + RELAY_ROLE + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    Connection connect() throws SQLException {
+        return postgres.getPostgresDatabase().getConnection();
+    }
+
+    void execute(String sql) throws SQLException {
+        try (Connection c = connect(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    /** The first row of a query, as longs (null as 0). */
+    long[] queryLongs(String sql, Object... params) throws SQLException {
+        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setObject(i + 1, params[i]);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                int n = rs.getMetaData().getColumnCount();
+                long[] out = new long[n];
+                if (rs.next()) {
+                    for (int i = 0; i < n; i++) {
+                        out[i] = rs.getLong(i + 1);
+                    }
+                }
+                return out;
+            }
+        }
+    }
+
+    /** Every row of a query, as strings. */
+    List<List<String>> queryStrings(String sql, Object... params) throws SQLException {
+        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setObject(i + 1, params[i]);
+            }
+            List<List<String>> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    List<String> row = new ArrayList<>(n);
+                    for (int i = 1; i <= n; i++) {
+                        row.add(rs.getString(i));
+                    }
+                    rows.add(row);
+                }
+            }
+            return rows;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        postgres.close();
+    }
+}
