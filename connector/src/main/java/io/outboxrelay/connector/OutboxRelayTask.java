@@ -50,6 +50,7 @@ public class OutboxRelayTask extends SourceTask {
     private long backoffUntil;
     private long startedAt;
     private boolean reachedDatabase;
+    private boolean leasesToRecover;
     private long nextSweepAt;
     private long nextPollAt;
     private long nextLeaseExtensionAt;
@@ -100,7 +101,8 @@ public class OutboxRelayTask extends SourceTask {
                     taken);
             }
         } catch (SQLException e) {
-            // not fatal here: poll() reports the classified error and backs off or fails with a hint
+            // not fatal here: poll() retries the takeback and reports the classified error
+            leasesToRecover = true;
             log.warn("Could not take back this task's earlier leases yet: {} (SQLState {})", e.getMessage(),
                 e.getSQLState());
         }
@@ -129,8 +131,9 @@ public class OutboxRelayTask extends SourceTask {
             return null;
         }
         try {
-            if (passBackoff.failures() > 0) {
+            if (passBackoff.failures() > 0 || leasesToRecover) {
                 recoverLostLeases();
+                leasesToRecover = false;
             }
             settle();
             maybeExtendLeases(now);

@@ -1,0 +1,215 @@
+package io.outboxrelay.connector.faults;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.slf4j.spi.SLF4JServiceProvider;
+
+/**
+ * Starts the JVMs a fault test kills: a Connect worker or a Kafka broker as a separate OS process, so a
+ * SIGKILL takes down exactly that process and nothing in the test JVM. The child's classpath is this
+ * test JVM's, minus the project's own modules (their {@code target/classes}, {@code test-classes} and
+ * jars, wherever they come from) and minus the jars the plugin archive bundles: a real worker has only
+ * Kafka on its classpath and must find the connector, pgjdbc and HikariCP through {@code plugin.path}.
+ * It gets {@link ChildProcessLogProvider} as its SLF4J backend and writes its output to a log file
+ * under {@code connector/target/faults/}.
+ */
+final class ChildJvm {
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    private static final String STAMP = LocalDateTime.now().format(DateTimeFormatter.ofPattern("HHmmss"));
+
+    private ChildJvm() {
+    }
+
+    /** The repository root: the directory above this module that holds {@code schemas/sql}. */
+    static Path projectRoot() {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.isDirectory(p.resolve("schemas").resolve("sql")) && Files.exists(p.resolve("pom.xml"))) {
+                return p;
+            }
+        }
+        throw new IllegalStateException("the project root (with schemas/sql) is not above " + Path.of("").toAbsolutePath());
+    }
+
+    /** A fresh directory for one child (its config, data and log): {@code connector/target/faults/<name>-<n>}. */
+    static Path workDir(String name) {
+        Path dir = projectRoot().resolve("connector").resolve("target").resolve("faults")
+            .resolve(name + "-" + STAMP + "-" + SEQUENCE.incrementAndGet());
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The unpacked plugin archive that {@code mvn package} builds: {@code connector/target/outbox-relay-connector-<version>/}. */
+    static Path pluginPath() {
+        Path target = projectRoot().resolve("connector").resolve("target");
+        try (Stream<Path> entries = Files.list(target)) {
+            List<Path> dirs = entries
+                .filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("outbox-relay-connector-"))
+                .collect(Collectors.toList());
+            if (dirs.size() != 1) {
+                throw new IllegalStateException("expected one unpacked plugin archive outbox-relay-connector-<version>/"
+                    + " under " + target + " (run mvn package first), found " + dirs);
+            }
+            return dirs.get(0);
+        } catch (IOException e) {
+            throw new UncheckedIOException("no " + target + "; run mvn package first", e);
+        }
+    }
+
+    /** File names of the jars the plugin archive bundles (its {@code lib/}). */
+    static Set<String> pluginJarNames(Path pluginPath) {
+        try (Stream<Path> files = Files.walk(pluginPath)) {
+            return files.filter(p -> p.toString().endsWith(".jar")).map(p -> p.getFileName().toString())
+                .collect(Collectors.toSet());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** This JVM's test classpath without the project's modules and without {@code excludedJarNames}. */
+    static List<String> kafkaClasspath(Set<String> excludedJarNames) {
+        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        Path root = projectRoot();
+        List<String> out = new ArrayList<>();
+        for (String entry : cp.split(File.pathSeparator)) {
+            if (entry.isBlank()) {
+                continue;
+            }
+            Path p = Path.of(entry).toAbsolutePath().normalize();
+            String unix = p.toString().replace('\\', '/');
+            boolean ownModule = p.startsWith(root) || unix.contains("/io/outboxrelay/");
+            boolean bundled = excludedJarNames.contains(p.getFileName().toString());
+            boolean booter = p.getFileName().toString().startsWith("surefirebooter");
+            if (!ownModule && !bundled && !booter) {
+                out.add(p.toString());
+            }
+        }
+        if (out.stream().noneMatch(e -> e.contains("connect-runtime"))) {
+            throw new IllegalStateException("Kafka Connect is not on this JVM's classpath: " + cp);
+        }
+        return out;
+    }
+
+    /**
+     * A directory holding only {@link ChildProcessLogProvider} and its {@code ServiceLoader} entry: the
+     * one piece of the test classes a child JVM gets.
+     */
+    static Path loggingClasspathEntry() {
+        Path dir = projectRoot().resolve("connector").resolve("target").resolve("faults").resolve("child-logging");
+        try {
+            Path classes = Path.of(ChildProcessLogProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            String pkg = ChildProcessLogProvider.class.getPackageName().replace('.', '/');
+            Path target = Files.createDirectories(dir.resolve(pkg));
+            try (Stream<Path> files = Files.list(classes.resolve(pkg))) {
+                for (Path f : files.filter(f -> f.getFileName().toString().startsWith(
+                    ChildProcessLogProvider.class.getSimpleName())).collect(Collectors.toList())) {
+                    Files.copy(f, target.resolve(f.getFileName().toString()),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            Path services = Files.createDirectories(dir.resolve("META-INF").resolve("services"));
+            Files.writeString(services.resolve(SLF4JServiceProvider.class.getName()),
+                ChildProcessLogProvider.class.getName() + "\n");
+            return dir;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Starts {@code java <jvmArgs> -cp <classpath> <mainClass> <args>} with stdout and stderr appended
+     * to {@code log}.
+     */
+    static Process start(List<String> classpath, List<String> jvmArgs, String mainClass, List<String> args, Path log) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(String.join(File.pathSeparator, classpath));
+        cmd.add(mainClass);
+        cmd.addAll(args);
+        try {
+            return new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start " + mainClass, e);
+        }
+    }
+
+    /** Runs a short-lived child to completion and fails when it does not exit 0. */
+    static void run(List<String> classpath, String mainClass, List<String> args, Path log, Duration timeout) {
+        Process p = start(classpath, List.of("-Xmx256m"), mainClass, args, log);
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(mainClass + " did not finish in " + timeout + "; see " + log);
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException(mainClass + " exited " + p.exitValue() + "; see " + log);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Stops a child: SIGTERM and a wait for a clean exit, or SIGKILL when {@code forcibly}. */
+    static void stop(Process p, boolean forcibly, Duration timeout) {
+        if (p == null || !p.isAlive()) {
+            return;
+        }
+        if (forcibly) {
+            p.destroyForcibly(); // SIGKILL on Linux: no shutdown hook, no flush, no lease release
+        } else {
+            p.destroy(); // SIGTERM: the JVM's shutdown hooks stop the worker cleanly
+        }
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(30, TimeUnit.SECONDS);
+                throw new IllegalStateException("process " + p.pid() + " did not exit within " + timeout
+                    + " of " + (forcibly ? "SIGKILL" : "SIGTERM"));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

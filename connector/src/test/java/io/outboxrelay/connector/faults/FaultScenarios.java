@@ -1,0 +1,95 @@
+package io.outboxrelay.connector.faults;
+
+import static org.awaitility.Awaitility.await;
+
+import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
+import io.outboxrelay.connector.integration.TestDatabase;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.awaitility.core.ConditionTimeoutException;
+
+/**
+ * What the fault scenarios share: the connector config, the volumes (small in the default suite, the
+ * issue's under {@code -Pfaults}), waiting for a drain, and a progress log that lands in the failsafe
+ * output file.
+ */
+final class FaultScenarios {
+    /** Set by the {@code faults} Maven profile: full volumes, and the long scenarios run. */
+    static final String FULL_PROPERTY = "outboxrelay.faults.full";
+    static final boolean FULL = Boolean.getBoolean(FULL_PROPERTY);
+
+    /** Two subscriptions: one wants every event, one only {@code order.*}. */
+    static final List<String> TYPES = List.of("order.created", "user.updated", "order.paid", "note.added");
+
+    private FaultScenarios() {
+    }
+
+    static int events(int defaultSuite, int full) {
+        return FULL ? full : defaultSuite;
+    }
+
+    static List<Subscription> subscriptions(String prefix) {
+        return List.of(Subscription.all("all", prefix + "-all"), new Subscription("orders", prefix + "-orders", "order.*"));
+    }
+
+    /** A relay connector for {@code db}; converters come from the worker (string keys, schemaless JSON values). */
+    static Map<String, String> relayConfig(TestDatabase db, List<Subscription> subscriptions, int tasks) {
+        Map<String, String> cfg = new HashMap<>(db.connectionProps());
+        cfg.put("connector.class", "io.outboxrelay.connector.OutboxSourceConnector");
+        cfg.put("tasks.max", Integer.toString(tasks));
+        cfg.put("subscriptions", subscriptions.stream().map(Subscription::name).collect(Collectors.joining(",")));
+        subscriptions.forEach(s -> cfg.putAll(s.config()));
+        cfg.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+        cfg.put("value.converter", "org.apache.kafka.connect.json.JsonConverter");
+        cfg.put("value.converter.schemas.enable", "false");
+        cfg.put("outbox.sweep.interval.ms", "2000");
+        cfg.put("outbox.backoff.initial.ms", "200");
+        cfg.put("outbox.backoff.max.ms", "2000");
+        cfg.put("outbox.lease.ms", "30000");
+        return cfg;
+    }
+
+    /** Inserts {@code count} events over {@code subjects} subjects, in chunks of 5,000 per transaction. */
+    static void insertEvents(TestDatabase db, int count, int subjects) {
+        for (int done = 0; done < count; done += 5_000) {
+            db.insertEvents(Math.min(5_000, count - done), subjects, TYPES.toArray(new String[0]));
+        }
+    }
+
+    /** Waits until no row is pending; on timeout the message shows the outbox's state. */
+    static void awaitDrained(TestDatabase db, Duration timeout) {
+        awaitOrDescribe(timeout, () -> OutboxLedger.backlog(db) == 0,
+            () -> "outbox not drained: " + OutboxLedger.state(db));
+    }
+
+    static void awaitOrDescribe(Duration timeout, BooleanSupplier condition, Callable<String> describe) {
+        try {
+            await().atMost(timeout).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            String state;
+            try {
+                state = describe.call();
+            } catch (Exception ex) {
+                state = "(could not describe: " + ex + ")";
+            }
+            throw new AssertionError("timed out after " + timeout + ": " + state, e);
+        }
+    }
+
+    static void log(String message, Object... args) {
+        System.out.println(LocalTime.now() + " [faults] " + String.format(message, args));
+    }
+
+    /** Logs a scenario's check results in one block the report can quote. */
+    static DeliveryChecker.Reports logged(String scenario, DeliveryChecker.Reports reports) {
+        log("%s delivery check:%n%s", scenario, reports);
+        return reports;
+    }
+}

@@ -1,0 +1,180 @@
+package io.outboxrelay.connector.faults;
+
+import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.connector.integration.TestPostgres;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.zonky.test.db.postgres.util.LinuxUtils;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A PostgreSQL server of a fault test's own (zonky's embedded PostgreSQL 17 binaries, so a machine with
+ * only a JDK runs it) that the test can take away and bring back: {@link #stopImmediately()} is
+ * {@code pg_ctl stop -m immediate} (every backend dies at once, no checkpoint, crash recovery at the
+ * next start), {@link #start()} starts the same data directory on the same port again.
+ *
+ * <p>zonky starts its binaries through {@code pg_ctl}, under {@code unshare -U} when running as root;
+ * this does the same, with the {@code pg_ctl} next to the running {@code postgres} binary and the
+ * server options the first start recorded in {@code postmaster.opts}.
+ */
+final class RestartablePostgres implements AutoCloseable {
+    private static final Pattern QUOTED = Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+    private final EmbeddedPostgres postgres;
+    private final Path dataDir;
+    private final Path pgCtl;
+    private final String serverOptions;
+    private final Path log;
+    private final int port;
+
+    private RestartablePostgres(EmbeddedPostgres postgres, Path dataDir, Path log) {
+        this.postgres = postgres;
+        this.dataDir = dataDir;
+        this.log = log;
+        this.port = postgres.getPort();
+        try {
+            long pid = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
+            Path postgresBinary = Path.of("/proc/" + pid + "/exe").toRealPath();
+            this.pgCtl = postgresBinary.resolveSibling("pg_ctl");
+            this.serverOptions = serverOptions(Files.readString(dataDir.resolve("postmaster.opts")));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot find pg_ctl of the server in " + dataDir, e);
+        }
+    }
+
+    static RestartablePostgres start(String name) {
+        Path dir = ChildJvm.workDir("postgres-" + name);
+        Path data = dir.resolve("data");
+        try {
+            EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setDataDirectory(data)
+                .setCleanDataDirectory(true)
+                .setServerConfig("fsync", "off")
+                // zonky turns it off; a crash would then forget commits it already acknowledged (stamps
+                // come back unstamped and are delivered again), which is the database's doing, not the relay's
+                .setServerConfig("synchronous_commit", "on")
+                .setServerConfig("max_connections", "100")
+                .start();
+            return new RestartablePostgres(pg, data, dir.resolve("pg_ctl.log"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    int port() {
+        return port;
+    }
+
+    /** A new database with the project's schema files applied, as the superuser. */
+    TestDatabase createDatabase(String name) {
+        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            st.execute("CREATE DATABASE " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        TestDatabase db = new TestDatabase(name, "jdbc:postgresql://localhost:" + port + "/" + name, "postgres", null);
+        db.runScript(TestPostgres.schemaFile("outbox.sql"));
+        db.runScript(TestPostgres.schemaFile("mentions.sql"));
+        return db;
+    }
+
+    /** {@code pg_ctl stop -m immediate}: the server and every session vanish without a checkpoint. */
+    void stopImmediately() {
+        pgCtl(List.of("-D", dataDir.toString(), "-m", "immediate", "-w", "-t", "30", "stop"));
+    }
+
+    /** Starts the same server again (crash recovery included) and waits until it accepts connections. */
+    void start() {
+        pgCtl(List.of("-D", dataDir.toString(), "-o", serverOptions, "-l", log.toString(), "-w", "-t", "60",
+            "start"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            try (Connection c = DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres",
+                "postgres", null)) {
+                if (c.isValid(5)) {
+                    return;
+                }
+            } catch (SQLException notYet) {
+                ChildJvm.sleep(200);
+            }
+        }
+        throw new IllegalStateException("PostgreSQL did not accept connections within 60 s of starting; see " + log);
+    }
+
+    boolean running() {
+        return Files.exists(dataDir.resolve("postmaster.pid"));
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (!running()) {
+                start(); // zonky's close stops the server through pg_ctl and expects it up
+            }
+            postgres.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void pgCtl(List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        if (LinuxUtils.isUnshareAvailable()) {
+            cmd.addAll(List.of("unshare", "-U")); // as zonky does: PostgreSQL refuses to run as root
+        }
+        cmd.add(pgCtl.toString());
+        cmd.addAll(args);
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            if (!p.waitFor(90, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("pg_ctl " + args + " did not finish; see " + log);
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("pg_ctl " + args + " exited " + p.exitValue() + "; see " + log);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The options of the first start, from {@code postmaster.opts} ({@code /path/postgres "-D" "dir" "-p"
+     * "5432" "-c" "fsync=off" ...}), without the binary and {@code -D}, single-quoted for pg_ctl's shell.
+     */
+    static String serverOptions(String postmasterOpts) {
+        List<String> tokens = new ArrayList<>();
+        Matcher m = QUOTED.matcher(postmasterOpts);
+        while (m.find()) {
+            tokens.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < tokens.size(); i++) {
+            if (tokens.get(i).equals("-D")) {
+                i++;
+                continue;
+            }
+            if (out.length() > 0) {
+                out.append(' ');
+            }
+            out.append('\'').append(tokens.get(i).replace("'", "'\\''")).append('\'');
+        }
+        return out.toString();
+    }
+}
