@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Outbox Relay benchmark: one command, nothing to install but a JDK 17+.
+#
+#   ./bench.sh                 full run (about 12 minutes on 2 cores): results in bench/results/
+#   ./bench.sh --quick         smoke test with small volumes (about 2 minutes): bench/target/quick-results/
+#   ./bench.sh --no-build ...  skip the Maven build (after a first run)
+#   ./bench.sh --help          every option (phases, --no-debezium, --out=DIR, --worker-heap=SIZE)
+#
+# Builds the project with the Maven wrapper, then starts PostgreSQL 17 (embedded binaries), a Kafka
+# broker and a Kafka Connect worker (its own JVM) on loopback, and measures the relay against
+# Debezium's outbox EventRouter on the same database, broker and worker. See bench/README.md.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+
+if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+  JAVA="$JAVA_HOME/bin/java"
+elif command -v java >/dev/null 2>&1; then
+  JAVA="$(command -v java)"
+else
+  echo "bench: no java found. Install a JDK 17 or newer and put it on PATH (or set JAVA_HOME)." >&2
+  exit 1
+fi
+
+BUILD=1
+QUICK=0
+OUT_SET=0
+ARGS=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) BUILD=0 ;;
+    --quick) QUICK=1; ARGS+=("$arg") ;;
+    --out=*) OUT_SET=1; ARGS+=("$arg") ;;
+    *) ARGS+=("$arg") ;;
+  esac
+done
+# a quick run never overwrites the committed full-run results
+if [[ "$QUICK" == 1 && "$OUT_SET" == 0 ]]; then
+  ARGS+=("--out=$ROOT/bench/target/quick-results")
+fi
+
+LIB="$ROOT/bench/target/bench/lib"
+if [[ "$BUILD" == 1 || ! -d "$LIB" ]]; then
+  echo "Building (the first run downloads Maven and the dependencies, a few minutes) ..."
+  ./mvnw -B -q -DskipTests install
+fi
+
+mkdir -p "$ROOT/bench/target"
+exec "$JAVA" -Xms2g -Xmx4g -XX:+UseG1GC \
+  -Dbench.home="$ROOT" \
+  -Dbench.log="$ROOT/bench/target/bench.log" \
+  -cp "$LIB/*" \
+  io.outboxrelay.bench.Benchmark ${ARGS[@]+"${ARGS[@]}"}

@@ -1,0 +1,128 @@
+package io.outboxrelay.bench;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The shared stack of one benchmark run: the PostgreSQL server, the broker, the Connect worker JVM and
+ * its REST API, the CPU meter; plus the one measurement every drain uses.
+ */
+final class Bench {
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    final BenchOptions options;
+    final BenchPostgres postgres;
+    final BenchKafka kafka;
+    final WorkerProcess worker;
+    final ConnectRest rest;
+    final CpuMeter cpu;
+    final Path workDir;
+    private final PrintStream out;
+
+    Bench(BenchOptions options, BenchPostgres postgres, BenchKafka kafka, WorkerProcess worker, Path workDir,
+          PrintStream out) {
+        this.options = options;
+        this.postgres = postgres;
+        this.kafka = kafka;
+        this.worker = worker;
+        this.rest = new ConnectRest(worker.restUrl());
+        this.cpu = new CpuMeter(worker.pid(), postgres.postmasterPid());
+        this.workDir = workDir;
+        this.out = out;
+    }
+
+    void log(String fmt, Object... args) {
+        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.flush();
+    }
+
+    /** A fresh name for connectors, topics and slots. */
+    static String name(String prefix) {
+        return prefix + "-" + NAMES.incrementAndGet();
+    }
+
+    RelayContender relay(int tasks, int subs, Map<String, String> overrides, String label) {
+        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, overrides, label);
+    }
+
+    DebeziumContender debezium(Map<String, String> overrides, String label) {
+        return new DebeziumContender(rest, kafka, name("dbz"), overrides, label);
+    }
+
+    /**
+     * Drains the backlog already committed in {@code db} (ids {@code [idBase, idBase + events)}): starts
+     * the contender, and stops the clock when the last of its records is visible to a consumer. With
+     * {@code midpointGc} the worker is asked for a full collection when half the records are visible, to
+     * read its live heap mid-drain.
+     */
+    Results.Drain drain(String phase, Contender c, BenchPostgres.Db db, long idBase, int events, boolean midpointGc)
+        throws Exception {
+        kafka.createTopicsIfMissing(c.topics());
+        long records = (long) events * c.recordsPerEvent();
+        Duration timeout = Duration.ofSeconds(Math.max(180, events / 500));
+        try (RecordWatcher w = new RecordWatcher(kafka, c.topics(), idBase, events, false)) {
+            long wallStart = System.currentTimeMillis();
+            CpuMeter.Sample cpu0 = cpu.sample();
+            long t0 = System.nanoTime();
+            c.start();
+            boolean gcAsked = !midpointGc;
+            long deadline = t0 + timeout.toNanos();
+            boolean timedOut = false;
+            while (w.completedAtNanos() == 0) {
+                if (System.nanoTime() > deadline) {
+                    // report what was relayed by then rather than nothing; the label says so
+                    timedOut = true;
+                    break;
+                }
+                if (!gcAsked && w.progress() >= 0.5) {
+                    worker.forceGc();
+                    gcAsked = true;
+                }
+                if (!worker.alive()) {
+                    throw new IllegalStateException("the Connect worker died; see " + workDir.resolve("worker.log"));
+                }
+                w.awaitComplete(Duration.ofMillis(10));
+            }
+            CpuMeter.Sample used = cpu.sample().minus(cpu0);
+            long t1 = timedOut ? System.nanoTime() : w.completedAtNanos();
+            long wallEnd = System.currentTimeMillis();
+            String label = c.label();
+            if (timedOut) {
+                long seen = w.distinct() / c.recordsPerEvent();
+                label += String.format(" (INCOMPLETE: %,d of %,d events after %d s)", seen, events, timeout.toSeconds());
+                log("  !! %s: only %,d of %,d records visible after %d s; reporting the rate so far", c.label(),
+                    w.distinct(), records, timeout.toSeconds());
+                events = (int) seen;
+                records = w.distinct();
+            } else {
+                c.settle(db);
+            }
+            long settled = System.nanoTime();
+            HeapStats heap = worker.heap(wallStart, wallEnd);
+            double seconds = (t1 - t0) / 1e9;
+            Results.Drain d = new Results.Drain(phase, label, c.kind(), c.tasks(), c.recordsPerEvent(),
+                c instanceof RelayContender r ? r.overrides() : Map.of(), events, records,
+                Results.round2(seconds), Math.round(events / seconds), Math.round(records / seconds),
+                Results.round1((w.firstAtNanos() - t0) / 1e6), Math.round(events / ((t1 - w.firstAtNanos()) / 1e9)),
+                c.kind().equals("relay") ? Results.round1((settled - t0) / 1e6) : Double.NaN, w.duplicates(),
+                Results.round1(w.averageRecordBytes()), Results.Cpu.of(used, events), Results.Heap.of(heap, events));
+            lastSamples = w.samples();
+            log("  %-34s %,9d events in %6.2f s = %,7.0f events/s, %,7.0f records/s (first record %,.0f ms, then %,.0f events/s; worker %.0f,"
+                    + " postgres %.0f, broker+bench %.0f us/event; live heap mid-drain %.0f MB, allocated %.1f KB/event; other processes %.2f cores)",
+                c.label(), events, seconds, d.eventsPerSec(), d.recordsPerSec(), d.firstRecordAfterMs(), d.steadyEventsPerSec(),
+                d.cpu().workerUsPerEvent(), d.cpu().postgresUsPerEvent(), d.cpu().benchUsPerEvent(),
+                d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores());
+            return d;
+        }
+    }
+
+    private java.util.List<RecordWatcher.Sample> lastSamples = java.util.List.of();
+
+    /** The record samples of the last drain (bytes exactly as the contender produced them). */
+    java.util.List<RecordWatcher.Sample> lastSamples() {
+        return lastSamples;
+    }
+}

@@ -1,0 +1,53 @@
+package io.outboxrelay.bench;
+
+/**
+ * The one event set every contender relays. Event {@code n} (a benchmark id, 0-based) is a row of the
+ * project's {@code events} table with type {@code TYPES[n % 3]}, subject {@code subject-(n % 1000)} and
+ * a 300-byte JSON payload {@code {"ref": "#n#", "data": "<md5 hex padding>"}} (300 bytes exactly as
+ * PostgreSQL prints the jsonb). The {@code #n#} marker survives any JSON encoding (it needs no
+ * escaping), so a consumer finds the benchmark id in any record value with one byte scan.
+ */
+final class BenchEvents {
+    static final int SUBJECTS = 1000;
+    static final int PAYLOAD_BYTES = 300;
+    static final String[] TYPES = {"supplier.connected", "supplier.activated", "note.created"};
+
+    private static final String ROW_EXPRESSIONS =
+        "(ARRAY['supplier.connected','supplier.activated','note.created'])[1 + (g % 3)::int], "
+            + "'subject-' || (g % " + SUBJECTS + "), "
+            + "('{\"ref\": \"#' || g || '#\", \"data\": \"' || substr(repeat(md5(g::text), 10), 1, "
+            + (PAYLOAD_BYTES - 25) + " - length(g::text)) || '\"}')::jsonb";
+
+    /** Params: first id, last id (inclusive). One statement, one transaction in autocommit. */
+    static final String INSERT_RANGE_SQL = "INSERT INTO events(type, subject, payload) SELECT " + ROW_EXPRESSIONS
+        + " FROM generate_series(?::bigint, ?::bigint) g";
+
+    /** Params: id. The writer of the latency runs: one event per transaction. */
+    static final String INSERT_ONE_SQL = "INSERT INTO events(type, subject, payload) SELECT " + ROW_EXPRESSIONS
+        + " FROM (SELECT ?::bigint AS g) s";
+
+    private BenchEvents() {
+    }
+
+    /** The benchmark id in a record value, or -1 when the value carries none. */
+    static long idOf(byte[] value) {
+        if (value == null) {
+            return -1;
+        }
+        int i = 0;
+        int n = value.length;
+        while (i < n && value[i] != '#') {
+            i++;
+        }
+        if (++i >= n) {
+            return -1;
+        }
+        long id = 0;
+        int digits = 0;
+        while (i < n && value[i] >= '0' && value[i] <= '9') {
+            id = id * 10 + (value[i++] - '0');
+            digits++;
+        }
+        return digits > 0 && i < n && value[i] == '#' ? id : -1;
+    }
+}

@@ -1,0 +1,125 @@
+package io.outboxrelay.bench;
+
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.connect.util.clusters.EmbeddedKafkaCluster;
+
+/**
+ * One KRaft broker in this JVM (Kafka's own test harness, a real broker on loopback), shared by every
+ * contender. Topics are created up front, {@link #PARTITIONS} partitions each, so no contender pays
+ * for topic creation inside a measurement.
+ */
+final class BenchKafka implements AutoCloseable {
+    static final int PARTITIONS = 3;
+
+    private final EmbeddedKafkaCluster cluster;
+    private final Admin admin;
+
+    private BenchKafka(EmbeddedKafkaCluster cluster) {
+        this.cluster = cluster;
+        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+            AdminClientConfig.CLIENT_ID_CONFIG, "bench-admin"));
+    }
+
+    static BenchKafka start() {
+        Properties broker = new Properties();
+        broker.put("auto.create.topics.enable", "true");
+        broker.put("num.partitions", Integer.toString(PARTITIONS));
+        broker.put("group.initial.rebalance.delay.ms", "0");
+        EmbeddedKafkaCluster cluster = new EmbeddedKafkaCluster(1, broker);
+        // the KRaft storage formatter prints its bootstrap records to System.out
+        PrintStream stdout = System.out;
+        System.setOut(new PrintStream(OutputStream.nullOutputStream()));
+        try {
+            cluster.start();
+        } finally {
+            System.setOut(stdout);
+        }
+        return new BenchKafka(cluster);
+    }
+
+    String bootstrapServers() {
+        return cluster.bootstrapServers();
+    }
+
+    void createTopics(List<String> topics) {
+        createTopics(topics, Map.of());
+    }
+
+    void createTopics(List<String> topics, Map<String, String> configs) {
+        List<NewTopic> fresh = new ArrayList<>();
+        for (String t : topics) {
+            fresh.add(new NewTopic(t, PARTITIONS, (short) 1).configs(configs));
+        }
+        try {
+            admin.createTopics(fresh).all().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("creating topics " + topics + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    void createTopicsIfMissing(List<String> topics) {
+        createTopicsIfMissing(topics, Map.of());
+    }
+
+    void createTopicsIfMissing(List<String> topics, Map<String, String> configs) {
+        try {
+            java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            List<String> missing = topics.stream().filter(t -> !existing.contains(t)).toList();
+            if (!missing.isEmpty()) {
+                createTopics(missing, configs);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("creating topics " + topics + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    List<TopicPartition> partitions(List<String> topics) {
+        try {
+            Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS);
+            List<TopicPartition> out = new ArrayList<>();
+            for (TopicDescription td : d.values()) {
+                for (TopicPartitionInfo p : td.partitions()) {
+                    out.add(new TopicPartition(td.name(), p.partition()));
+                }
+            }
+            return out;
+        } catch (Exception e) {
+            throw new IllegalStateException("describing " + topics + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The end offset of every partition of the topics. */
+    Map<TopicPartition, Long> endOffsets(List<String> topics) {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (TopicPartition tp : partitions(topics)) {
+            latest.put(tp, OffsetSpec.latest());
+        }
+        try {
+            Map<TopicPartition, Long> out = new HashMap<>();
+            admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).forEach((tp, info) -> out.put(tp, info.offset()));
+            return out;
+        } catch (Exception e) {
+            throw new IllegalStateException("listing offsets of " + topics + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        admin.close();
+        cluster.stop();
+    }
+}

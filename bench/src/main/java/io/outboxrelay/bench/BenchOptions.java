@@ -1,0 +1,74 @@
+package io.outboxrelay.bench;
+
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Command line of the benchmark. Full volumes by default (about 12 minutes on 2 cores); {@code --quick}
+ * shrinks every volume for a smoke test (about 2 minutes).
+ */
+record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
+                    int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
+                    List<Integer> scaleBacklogs, int mentionMessages, int backlogTxnSize, boolean variants,
+                    boolean help) {
+
+    static final List<String> ALL_PHASES =
+        List.of("warmup", "ceilings", "drain", "scale", "latency", "variants", "profile", "mentions");
+
+    static final String USAGE = """
+        usage: bench.sh [--quick] [--phases=a,b,...] [--no-debezium] [--out=DIR] [--worker-heap=1g]
+
+          --quick            small volumes (20k-event drains, 10 s latency runs), about 2 minutes
+          --phases=LIST      run only these of: %s
+          --no-debezium      skip the Debezium contender
+          --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)
+          --worker-heap=SIZE -Xms/-Xmx of the Connect worker JVM (default 1g)
+        """.formatted(String.join(",", ALL_PHASES));
+
+    static BenchOptions parse(String[] args) {
+        boolean quick = false;
+        boolean debezium = true;
+        boolean help = false;
+        Path home = Path.of(System.getProperty("bench.home", ".")).toAbsolutePath().normalize();
+        Path out = null;
+        String heap = "1g";
+        Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
+        for (String a : args) {
+            if (a.equals("--quick")) {
+                quick = true;
+            } else if (a.equals("--no-debezium")) {
+                debezium = false;
+            } else if (a.equals("--help") || a.equals("-h")) {
+                help = true;
+            } else if (a.startsWith("--phases=")) {
+                phases = new LinkedHashSet<>(List.of(a.substring("--phases=".length()).split(",")));
+                for (String p : phases) {
+                    if (!ALL_PHASES.contains(p)) {
+                        throw new IllegalArgumentException("unknown phase '" + p + "'");
+                    }
+                }
+            } else if (a.startsWith("--out=")) {
+                out = Path.of(a.substring("--out=".length())).toAbsolutePath();
+            } else if (a.startsWith("--worker-heap=")) {
+                heap = a.substring("--worker-heap=".length());
+            } else {
+                throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+        }
+        if (out == null) {
+            out = home.resolve("bench").resolve("results");
+        }
+        if (quick) {
+            return new BenchOptions(true, home, out, phases, debezium, heap, 20_000, 5_000, List.of(1000, 5000), 10,
+                List.of(5_000, 20_000, 50_000), 2_000, 100, false, help);
+        }
+        return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
+            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, help);
+    }
+
+    boolean runs(String phase) {
+        return phases.contains(phase);
+    }
+}

@@ -1,0 +1,351 @@
+package io.outboxrelay.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import org.apache.kafka.common.utils.AppInfoParser;
+
+/**
+ * {@code ./bench.sh}: the relay against Debezium's outbox router on one PostgreSQL server, one broker
+ * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
+ * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
+ * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain, and
+ * mention recovery. Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ */
+public final class Benchmark {
+    private static final String DEBEZIUM_VERSION = "3.6.1.Final";
+
+    private final BenchOptions options;
+    private final PrintStream out;
+    private final Results results = new Results();
+    private Bench bench;
+    private List<RecordWatcher.Sample> relaySamples = List.of();
+    private List<RecordWatcher.Sample> debeziumSamples = List.of();
+
+    private CpuMeter.Sample machineAtStart;
+    private long workerAndPostgresMs;
+
+    private Benchmark(BenchOptions options, PrintStream out) {
+        this.options = options;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        LogManager.getLogManager().getLogger("").setLevel(Level.SEVERE);
+        BenchOptions options;
+        try {
+            options = BenchOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("bench: " + e.getMessage());
+            System.err.print(BenchOptions.USAGE);
+            System.exit(2);
+            return;
+        }
+        if (options.help()) {
+            System.out.print(BenchOptions.USAGE);
+            return;
+        }
+        int status = new Benchmark(options, System.out).run();
+        System.exit(status);
+    }
+
+    private int run() throws Exception {
+        long started = System.nanoTime();
+        machineAtStart = new CpuMeter(-1, -1).sample();
+        results.environment.put("loadAverageAtStart", loadAverage());
+        String stamp = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
+        Path workDir = options.home().resolve("bench").resolve("target").resolve("run-" + stamp);
+        Files.createDirectories(workDir);
+        Files.createDirectories(options.out());
+        describe(stamp);
+        log("Benchmark %s (%s mode), work dir %s", stamp, options.quick() ? "quick" : "full", workDir);
+        Path logConfig = workDir.resolve("worker-log4j2.properties");
+        try (var in = Benchmark.class.getResourceAsStream("/worker-log4j2.properties")) {
+            Files.copy(in, logConfig);
+        }
+        log("Starting PostgreSQL, the broker and the Connect worker ...");
+        try (BenchPostgres pg = BenchPostgres.start(options.home(), workDir);
+             BenchKafka kafka = startKafka(started)) {
+            WorkerProcess worker = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
+                logConfig);
+            // Ctrl-C: the worker JVM and PostgreSQL are child processes; do not leave them behind
+            Thread cleanup = new Thread(() -> {
+                worker.kill();
+                try {
+                    pg.shutdown();
+                } catch (Exception ignored) {
+                    // exiting anyway
+                }
+            }, "bench-cleanup");
+            Runtime.getRuntime().addShutdownHook(cleanup);
+            log("  worker up after %.0f s", (System.nanoTime() - started) / 1e9);
+            try {
+                bench = new Bench(options, pg, kafka, worker, workDir, out);
+                results.environment.put("postgres", pg.createDatabase("version").query("SHOW server_version").get(0)
+                    .get(0));
+                log("Stack up after %.0f s (worker pid %d, REST %s)", (System.nanoTime() - started) / 1e9,
+                    worker.pid(), worker.restUrl());
+                phase("warmup", this::warmup);
+                phase("ceilings", this::ceilings);
+                phase("drain", this::drains);
+                phase("scale", this::scale);
+                phase("latency", this::latency);
+                phase("variants", this::variants);
+                phase("profile", this::profile);
+                phase("mentions", () -> results.mentions = MentionPhase.run(bench, options.mentionMessages()));
+                CpuMeter.Sample end = bench.cpu.sample();
+                workerAndPostgresMs = end.workerMs() + end.postgresMs();
+            } finally {
+                worker.close();
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            }
+        }
+        results.totalSeconds = Results.round1((System.nanoTime() - started) / 1e9);
+        CpuMeter.Sample whole = new CpuMeter(-1, -1).sample().minus(machineAtStart);
+        results.environment.put("otherProcessesCores", Results.round2(
+            Math.max(0, whole.machineBusyMs() - whole.benchMs() - benchChildrenMs()) / (double) whole.wallMs()));
+        results.environment.put("loadAverageAtEnd", loadAverage());
+        Targets.evaluate(results);
+        write(stamp);
+        log("Done in %.0f s (%.1f min); results in %s", results.totalSeconds, results.totalSeconds / 60,
+            options.out());
+        return results.phaseErrors.isEmpty() ? 0 : 1;
+    }
+
+    private BenchKafka startKafka(long started) {
+        log("  PostgreSQL up after %.0f s", (System.nanoTime() - started) / 1e9);
+        BenchKafka kafka = BenchKafka.start();
+        log("  broker up after %.0f s", (System.nanoTime() - started) / 1e9);
+        return kafka;
+    }
+
+    private interface Phase {
+        void run() throws Exception;
+    }
+
+    private void phase(String name, Phase p) {
+        if (!options.runs(name)) {
+            return;
+        }
+        log("== %s", name);
+        long t0 = System.nanoTime();
+        try {
+            p.run();
+        } catch (Exception | Error e) {
+            results.phaseErrors.put(name, e.toString());
+            log("!! phase %s failed: %s", name, e);
+            e.printStackTrace(out);
+        } finally {
+            results.phaseSeconds.put(name, Results.round1((System.nanoTime() - t0) / 1e9));
+        }
+    }
+
+    /** Each contender's first drain in the worker JVM: the cold numbers, and the record samples for ceilings. */
+    private void warmup() throws Exception {
+        results.coldDrains.add(relayDrain("warmup", 1, 1, Map.of(), options.warmupEvents(), null, false));
+        relaySamples = bench.lastSamples();
+        if (options.debezium()) {
+            results.coldDrains.add(debeziumDrain("warmup", options.warmupEvents()));
+            debeziumSamples = bench.lastSamples();
+        }
+    }
+
+    private void ceilings() throws Exception {
+        if (relaySamples.isEmpty()) {
+            relayDrain("warmup", 1, 1, Map.of(), options.warmupEvents(), null, false);
+            relaySamples = bench.lastSamples();
+        }
+        long n = options.drainEvents();
+        results.ceilings.add(Ceilings.producer(bench, relaySamples, n, Map.of(),
+            "producer, relay records, Connect settings"));
+        results.ceilings.add(Ceilings.producer(bench, relaySamples, n, Map.of("batch.size", 65536),
+            "producer, relay records, batch.size 64 KiB"));
+        if (!debeziumSamples.isEmpty()) {
+            results.ceilings.add(Ceilings.producer(bench, debeziumSamples, n, Map.of(),
+                "producer, Debezium records, Connect settings"));
+        }
+        results.ceilings.add(Ceilings.sql(bench, (int) n, 1, 200));
+        results.ceilings.add(Ceilings.sql(bench, (int) n, 2, 200));
+    }
+
+    private void drains() throws Exception {
+        int n = options.drainEvents();
+        results.drains.add(relayDrain("drain", 1, 1, Map.of(), n, null, true));
+        results.drains.add(relayDrain("drain", 2, 1, Map.of(), n, null, true));
+        results.drains.add(relayDrain("drain", 1, 3, Map.of(), n, null, true));
+        results.drains.add(relayDrain("drain", 2, 3, Map.of(), n, null, true));
+        if (options.debezium()) {
+            results.drains.add(debeziumDrain("drain", n));
+        }
+    }
+
+    private void scale() throws Exception {
+        for (int backlog : options.scaleBacklogs()) {
+            Results.Drain reuse = results.drains.stream()
+                .filter(d -> d.kind().equals("relay") && d.tasks() == 1 && d.subscriptions() == 1
+                    && d.events() == backlog).findFirst().orElse(null);
+            results.scale.add(reuse != null ? reuse : relayDrain("scale", 1, 1, Map.of(), backlog, null, true));
+        }
+    }
+
+    /** Settings a user can change today, measured on the same drain (and the latency one at 1,000/s). */
+    private void variants() throws Exception {
+        if (!options.variants()) {
+            return;
+        }
+        int n = options.drainEvents();
+        results.variants.add(relayDrain("variant", 1, 1, Map.of("outbox.batch.size", "1000"), n,
+            "relay 1 task, 1 sub, batch 1000", true));
+        results.variants.add(relayDrain("variant", 1, 1, Map.of("producer.override.batch.size", "65536",
+            "producer.override.linger.ms", "10"), n, "relay 1 task, 1 sub, producer batch 64 KiB", true));
+        // the relay's claim and stamp commits without waiting for the WAL flush: a database crash can lose a
+        // lease or a stamp (redelivery, never loss), the latency path loses one fsync per claim
+        Map<String, String> asyncCommit = Map.of(RelayContender.URL_OPTIONS, "options=-c%20synchronous_commit=off");
+        results.variants.add(relayDrain("variant", 1, 1, asyncCommit, n,
+            "relay 1 task, 1 sub, synchronous_commit=off", true));
+        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, asyncCommit,
+            "relay 1 task, 1 sub, synchronous_commit=off"), List.of(1000), Math.max(10, options.latencySeconds() / 2)));
+    }
+
+    private void latency() throws Exception {
+        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, Map.of(), null), options.latencyRates(),
+            options.latencySeconds()));
+        if (options.debezium()) {
+            results.latency.addAll(LatencyPhase.run(bench, bench.debezium(Map.of(), null), options.latencyRates(),
+                options.latencySeconds()));
+        }
+    }
+
+    private void profile() throws Exception {
+        int n = options.drainEvents();
+        BenchPostgres.Db db = bench.postgres.createDatabase("profile");
+        RelayContender c = bench.relay(1, 1, Map.of(), "relay 1 task, 1 sub (JFR on)");
+        try {
+            c.prepare(db);
+            db.insertBacklog(0, n, options.backlogTxnSize());
+            db.execute("SELECT pg_stat_statements_reset()");
+            bench.worker.jfrStart("bench-profile");
+            Results.Drain d = bench.drain("profile", c, db, 0, n, false);
+            Path jfr = bench.workDir.resolve("relay-drain.jfr");
+            bench.worker.jfrStop("bench-profile", jfr);
+            Map<String, Object> summary = Profiler.summarize(jfr);
+            results.profiles.add(new Results.Profile(d.label(), d.events(), d.seconds(), d.eventsPerSec(), d.cpu(),
+                summary, Profiler.sqlStatements(db), options.home().relativize(jfr).toString()));
+            log("  profile: %s samples; top components %s", summary.get("samples"), summary.get("components"));
+        } finally {
+            c.close();
+            bench.postgres.dropDatabase(db);
+        }
+    }
+
+    /** A fresh database with {@code events} committed, then the relay created: one drain. */
+    private Results.Drain relayDrain(String phase, int tasks, int subs, Map<String, String> overrides, int events,
+                                     String label, boolean midpointGc) throws Exception {
+        BenchPostgres.Db db = bench.postgres.createDatabase("drain");
+        RelayContender c = bench.relay(tasks, subs, overrides, label);
+        try {
+            c.prepare(db);
+            db.insertBacklog(0, events, options.backlogTxnSize());
+            return bench.drain(phase, c, db, 0, events, midpointGc);
+        } finally {
+            c.close();
+            bench.postgres.dropDatabase(db);
+        }
+    }
+
+    /**
+     * A fresh database and a fresh Debezium connector (so a fresh slot, created at the current end of the WAL):
+     * prepared on the empty table and stopped, then the backlog is committed and the connector resumed.
+     */
+    private Results.Drain debeziumDrain(String phase, int events) throws Exception {
+        BenchPostgres.Db db = bench.postgres.createDatabase("debezium");
+        DebeziumContender c = bench.debezium(Map.of(), null);
+        try {
+            bench.kafka.createTopicsIfMissing(c.topics());
+            c.prepare(db);
+            db.insertBacklog(0, events, options.backlogTxnSize());
+            return bench.drain(phase, c, db, 0, events, !phase.equals("warmup"));
+        } finally {
+            c.close();
+            bench.postgres.dropDatabase(db);
+        }
+    }
+
+    private void describe(String stamp) {
+        Map<String, Object> env = results.environment;
+        env.put("timestamp", stamp);
+        env.put("mode", options.quick() ? "quick" : "full");
+        env.put("cpus", Runtime.getRuntime().availableProcessors());
+        env.put("memoryGiB", Math.round(((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean()).getTotalMemorySize() / (1024.0 * 1024 * 1024)));
+        env.put("os", System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        env.put("java", System.getProperty("java.version"));
+        env.put("kafka", AppInfoParser.getVersion());
+        env.put("debezium", options.debezium() ? DEBEZIUM_VERSION : "not run");
+        env.put("workerHeap", options.workerHeap());
+        env.put("converters", "key StringConverter, value JsonConverter (schemas.enable=false), for every contender");
+        env.put("cpuAccounting", CpuMeter.available() ? "/proc" : "n/a");
+        Map<String, Object> v = results.volumes;
+        v.put("drainEvents", options.drainEvents());
+        v.put("warmupEvents", options.warmupEvents());
+        v.put("latencyRates", options.latencyRates());
+        v.put("latencySeconds", options.latencySeconds());
+        v.put("scaleBacklogs", options.scaleBacklogs());
+        v.put("mentionMessages", options.mentionMessages());
+        v.put("backlogEventsPerTransaction", options.backlogTxnSize());
+        v.put("payloadBytes", BenchEvents.PAYLOAD_BYTES);
+        v.put("subjects", BenchEvents.SUBJECTS);
+        v.put("phases", new ArrayList<>(options.phases()));
+    }
+
+    private void write(String stamp) throws Exception {
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        Path dir = options.out();
+        json.writeValue(dir.resolve(stamp + ".json").toFile(), results.toMap());
+        String md = Report.markdown(results, stamp, "");
+        Files.writeString(dir.resolve("results.md"), md);
+        try {
+            if (!results.drains.isEmpty() || !results.ceilings.isEmpty()) {
+                Charts.throughput(results, dir.resolve("throughput.png"));
+            }
+            if (!results.latency.isEmpty()) {
+                Charts.latencyCdf(results, dir.resolve("latency-cdf.png"));
+            }
+            if (!results.scale.isEmpty()) {
+                Charts.scale(results, dir.resolve("scale.png"));
+            }
+        } catch (Exception | Error e) {
+            log("charts could not be drawn (%s); the JSON and results.md are complete", e);
+        }
+        log("Wrote %s, results.md and charts to %s", stamp + ".json", dir);
+    }
+
+    /** CPU of the worker and PostgreSQL over the whole run (read just before they stopped). */
+    private long benchChildrenMs() {
+        return workerAndPostgresMs;
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (Exception e) {
+            return "n/a";
+        }
+    }
+
+    private void log(String fmt, Object... args) {
+        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.flush();
+    }
+}

@@ -1,0 +1,41 @@
+package io.outboxrelay.bench;
+
+import java.util.List;
+
+/**
+ * One thing being measured, running in the benchmark's Connect worker: the relay with some task and
+ * subscription count, or Debezium's PostgreSQL connector with the outbox EventRouter.
+ */
+interface Contender {
+    /** e.g. "relay 2 tasks, 3 subs" or "Debezium + EventRouter". */
+    String label();
+
+    /** "relay" or "debezium". */
+    String kind();
+
+    int tasks();
+
+    /** Records per event: one per subscription for the relay, one for Debezium. */
+    int recordsPerEvent();
+
+    /** The topics its records land on, one per subscription. */
+    List<String> topics();
+
+    /** Makes it ready to be started on the database; the database's table may already hold a backlog. */
+    void prepare(BenchPostgres.Db db) throws Exception;
+
+    /** Starts relaying (the measured instant): creates the relay connector, or resumes Debezium. */
+    void start() throws Exception;
+
+    /** Waits until it is running (its tasks RUNNING). */
+    void awaitRunning() throws Exception;
+
+    /** After a measurement: waits for bookkeeping that is not part of delivery (the relay's stamps). */
+    void settle(BenchPostgres.Db db) throws Exception;
+
+    /** Stops relaying but keeps what the next {@link #start()} needs (Debezium: its slot and offsets). */
+    void pause() throws Exception;
+
+    /** Removes the connector and anything it left in the database. */
+    void close() throws Exception;
+}

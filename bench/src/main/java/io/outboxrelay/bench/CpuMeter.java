@@ -1,0 +1,117 @@
+package io.outboxrelay.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * CPU time consumed by each party of the benchmark, read from {@code /proc} (Linux): the worker JVM,
+ * the PostgreSQL server (postmaster, its live backends and the backends that already exited) and this
+ * JVM (the broker, the consumer and the writers). Values are milliseconds of user + system time;
+ * outside Linux every reading is 0 and the report says "n/a".
+ */
+final class CpuMeter {
+    /** Clock ticks per second of /proc's stat fields; 100 on every mainstream Linux. */
+    private static final long TICKS_PER_SECOND = 100;
+
+    private final long workerPid;
+    private final long postmasterPid;
+
+    CpuMeter(long workerPid, long postmasterPid) {
+        this.workerPid = workerPid;
+        this.postmasterPid = postmasterPid;
+    }
+
+    /**
+     * A reading of all three parties at once, plus the whole machine's busy CPU time (all processes, from
+     * /proc/stat) and wall time: {@link #othersMs()} is what processes outside the benchmark used.
+     */
+    record Sample(long workerMs, long postgresMs, long benchMs, long machineBusyMs, long wallMs) {
+        Sample minus(Sample earlier) {
+            return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, benchMs - earlier.benchMs,
+                machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
+        }
+
+        /** CPU used by processes that are not part of the benchmark (other builds, tests) in this interval. */
+        long othersMs() {
+            return Math.max(0, machineBusyMs - workerMs - postgresMs - benchMs);
+        }
+    }
+
+    Sample sample() {
+        return new Sample(ownMs(workerPid), postgresMs(), benchMs(), machineBusyMs(), System.nanoTime() / 1_000_000);
+    }
+
+    /** Busy time of all CPUs (user, nice, system, irq, softirq, steal) since boot, in ms; 0 outside Linux. */
+    static long machineBusyMs() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/stat"))) {
+                if (line.startsWith("cpu ")) {
+                    String[] f = line.trim().split("\\s+");
+                    long busy = 0;
+                    for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
+                        busy += Long.parseLong(f[i]);
+                    }
+                    return busy * 1000 / TICKS_PER_SECOND;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return 0;
+    }
+
+    static boolean available() {
+        return Files.isReadable(Path.of("/proc/self/stat"));
+    }
+
+    private long postgresMs() {
+        if (postmasterPid <= 0) {
+            return 0;
+        }
+        long[] pm = stat(postmasterPid);
+        if (pm == null) {
+            return 0;
+        }
+        long total = pm[0] + pm[1] + pm[2] + pm[3]; // own + reaped children (exited backends)
+        Optional<ProcessHandle> handle = ProcessHandle.of(postmasterPid);
+        if (handle.isPresent()) {
+            for (ProcessHandle child : (Iterable<ProcessHandle>) handle.get().children()::iterator) {
+                long[] c = stat(child.pid());
+                if (c != null) {
+                    total += c[0] + c[1];
+                }
+            }
+        }
+        return total * 1000 / TICKS_PER_SECOND;
+    }
+
+    private static long ownMs(long pid) {
+        long[] s = stat(pid);
+        return s == null ? 0 : (s[0] + s[1]) * 1000 / TICKS_PER_SECOND;
+    }
+
+    private static long benchMs() {
+        var os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return sun.getProcessCpuTime() / 1_000_000;
+        }
+        return 0;
+    }
+
+    /** utime, stime, cutime, cstime in ticks, or null when the process is gone or this is not Linux. */
+    private static long[] stat(long pid) {
+        try {
+            String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            // the command name (field 2) is in parentheses and may contain spaces: parse after the last ')'
+            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+            // f[0] is field 3 (state): utime is field 14 -> f[11]
+            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]),
+                Long.parseLong(f[14])};
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

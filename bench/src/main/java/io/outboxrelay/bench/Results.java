@@ -1,0 +1,102 @@
+package io.outboxrelay.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Everything one benchmark run measured, written as {@code results/<timestamp>.json}. */
+final class Results {
+    /** CPU time per party over a measurement, and per event. */
+    record Cpu(long workerMs, long postgresMs, long benchMs, long othersMs, long wallMs, double workerUsPerEvent,
+               double postgresUsPerEvent, double benchUsPerEvent, double othersCores) {
+        static Cpu of(CpuMeter.Sample s, long events) {
+            double e = Math.max(1, events);
+            return new Cpu(s.workerMs(), s.postgresMs(), s.benchMs(), s.othersMs(), s.wallMs(),
+                round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.benchMs() * 1000 / e),
+                round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
+        }
+    }
+
+    /** Worker heap over a measurement (see {@link HeapStats}). */
+    record Heap(double peakUsedMb, double maxAfterGcMb, double liveMidDrainMb, int collections, double allocatedMb,
+                double allocatedKbPerEvent) {
+        static Heap of(HeapStats h, long events) {
+            return new Heap(round1(h.peakUsedMb()), round1(h.maxAfterGcMb()), round1(h.maxLiveMb()), h.collections(),
+                round1(h.allocatedMb()), round2(h.allocatedMb() * 1024 / Math.max(1, events)));
+        }
+    }
+
+    /** A backlog drained from "connector started" to "last record visible to a consumer". */
+    record Drain(String phase, String label, String kind, int tasks, int subscriptions, Map<String, String> overrides,
+                 long events, long records, double seconds, double eventsPerSec, double recordsPerSec,
+                 double firstRecordAfterMs, double steadyEventsPerSec, double stampedAllAfterMs, long duplicates, double avgRecordBytes,
+                 Cpu cpu, Heap heap) {
+    }
+
+    /** A fixed-rate run: receive time minus commit time for every event. */
+    record Latency(String label, String kind, int rate, int seconds, long sent, long received, double achievedRate,
+                   long writerLate, double p50Ms, double p95Ms, double p99Ms, double p999Ms, double maxMs,
+                   double meanMs, double toBrokerP50Ms, double toBrokerP99Ms, List<double[]> cdf, Cpu cpu) {
+    }
+
+    /** A rate without the other half of the pipeline. */
+    record Ceiling(String name, String unit, long count, double seconds, double perSec, String settings) {
+    }
+
+    /** Top costs of one profiled drain: the worker JVM's JFR summary and the database's statements. */
+    record Profile(String label, long events, double seconds, double eventsPerSec, Cpu cpu, Map<String, Object> jfr,
+                   List<Map<String, Object>> sqlStatements, String jfrFile) {
+    }
+
+    /** The mention-recovery companion task catching up on unrouted messages. */
+    record Mentions(int messages, double seconds, double messagesPerSec, long records, long owedRows,
+                    double firstRecordAfterMs) {
+    }
+
+    /** A target from the issue, with what was measured against it. */
+    record Target(String name, String goal, String measured, Boolean met) {
+    }
+
+    final Map<String, Object> environment = new LinkedHashMap<>();
+    final Map<String, Object> volumes = new LinkedHashMap<>();
+    final List<Drain> coldDrains = new ArrayList<>();
+    final List<Drain> drains = new ArrayList<>();
+    final List<Drain> scale = new ArrayList<>();
+    final List<Drain> variants = new ArrayList<>();
+    final List<Latency> latency = new ArrayList<>();
+    final List<Ceiling> ceilings = new ArrayList<>();
+    final List<Profile> profiles = new ArrayList<>();
+    Mentions mentions;
+    final List<Target> targets = new ArrayList<>();
+    final Map<String, Double> phaseSeconds = new LinkedHashMap<>();
+    final Map<String, String> phaseErrors = new LinkedHashMap<>();
+    double totalSeconds;
+
+    Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("environment", environment);
+        m.put("volumes", volumes);
+        m.put("targets", targets);
+        m.put("coldDrains", coldDrains);
+        m.put("drains", drains);
+        m.put("scale", scale);
+        m.put("variants", variants);
+        m.put("latency", latency);
+        m.put("ceilings", ceilings);
+        m.put("mentions", mentions);
+        m.put("profiles", profiles);
+        m.put("phaseSeconds", phaseSeconds);
+        m.put("phaseErrors", phaseErrors);
+        m.put("totalSeconds", totalSeconds);
+        return m;
+    }
+
+    static double round1(double v) {
+        return Double.isNaN(v) ? v : Math.round(v * 10) / 10.0;
+    }
+
+    static double round2(double v) {
+        return Double.isNaN(v) ? v : Math.round(v * 100) / 100.0;
+    }
+}

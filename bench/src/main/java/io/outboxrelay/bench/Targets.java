@@ -1,0 +1,79 @@
+package io.outboxrelay.bench;
+
+import java.util.List;
+
+/** The targets, judged from what the run measured (the benchmark reports them; nothing asserts). */
+final class Targets {
+    private Targets() {
+    }
+
+    static void evaluate(Results r) {
+        Results.Drain dbz = find(r.drains, "debezium", 1, 1);
+        Results.Drain relay1 = find(r.drains, "relay", 1, 1);
+        Results.Drain relay2 = find(r.drains, "relay", 2, 1);
+        if (relay2 != null && dbz != null) {
+            double x = relay2.eventsPerSec() / dbz.eventsPerSec();
+            r.targets.add(new Results.Target("drain vs Debezium", ">= 1.5x Debezium's events/s with 2 tasks",
+                String.format("%.2fx (%,.0f vs %,.0f events/s)", x, relay2.eventsPerSec(), dbz.eventsPerSec()),
+                x >= 1.5));
+        }
+        Results.Drain relayCold = find(r.coldDrains, "relay", 1, 1);
+        Results.Drain dbzCold = find(r.coldDrains, "debezium", 1, 1);
+        if (relayCold != null && dbzCold != null) {
+            double x = relayCold.eventsPerSec() / dbzCold.eventsPerSec();
+            r.targets.add(new Results.Target("cold drain vs Debezium (info)", "first drain in the JVM, 1 task",
+                String.format("%.2fx (%,.0f vs %,.0f events/s, %,d events)", x, relayCold.eventsPerSec(),
+                    dbzCold.eventsPerSec(), relayCold.events()), null));
+        }
+        for (Results.Latency l : r.latency) {
+            if (l.kind().equals("relay") && l.rate() == 1000) {
+                boolean defaults = !l.label().contains(",") || l.label().equals("relay 1 task, 1 sub");
+                r.targets.add(new Results.Target(defaults ? "latency" : "latency (variant: " + l.label() + ")",
+                    "p99 <= 20 ms at 1,000 events/s", String.format("p99 %.1f ms (p50 %.1f, max %.1f; other load"
+                        + " %.2f cores)", l.p99Ms(), l.p50Ms(), l.maxMs(), l.cpu().othersCores()), l.p99Ms() <= 20));
+            }
+        }
+        for (Results.Drain d : new Results.Drain[] {relay1, relay2}) {
+            if (d == null) {
+                continue;
+            }
+            double ceiling = Report.lowerCeiling(r, d.tasks());
+            if (!Double.isNaN(ceiling)) {
+                double f = d.eventsPerSec() / ceiling;
+                r.targets.add(new Results.Target("drain vs lower ceiling (" + d.tasks() + (d.tasks() == 1 ? " task)"
+                    : " tasks)"), ">= 50% of min(producer, SQL claim+stamp with " + d.tasks()
+                    + (d.tasks() == 1 ? " client" : " clients") + ")", String.format("%.0f%% (%,.0f of %,.0f events/s)",
+                    100 * f, d.eventsPerSec(), ceiling), f >= 0.5));
+            }
+        }
+        List<Results.Drain> s = r.scale;
+        if (s.size() >= 2) {
+            Results.Drain small = s.get(0);
+            Results.Drain big = s.get(s.size() - 1);
+            double liveSmall = small.heap().liveMidDrainMb();
+            double liveBig = big.heap().liveMidDrainMb();
+            if (!Double.isNaN(liveSmall) && !Double.isNaN(liveBig)) {
+                boolean flat = liveBig <= liveSmall * 1.25 + 16;
+                r.targets.add(new Results.Target("flat heap", "live heap mid-drain at the largest backlog <= 1.25x the"
+                    + " smallest's + 16 MB", String.format("%.0f MB at %,d vs %.0f MB at %,d events", liveBig,
+                    big.events(), liveSmall, small.events()), flat));
+            }
+            Results.Drain mid = s.get(s.size() - 2);
+            double perEventMid = mid.seconds() / mid.events();
+            double perEventBig = big.seconds() / big.events();
+            double ratio = perEventBig / perEventMid;
+            r.targets.add(new Results.Target("linear drain time", "time per event at the largest backlog within 1.25x"
+                + " of the next one's", String.format("%.1f vs %.1f us/event (x%.2f)", perEventBig * 1e6,
+                perEventMid * 1e6, ratio), ratio <= 1.25));
+        }
+        if (r.mentions != null) {
+            r.targets.add(new Results.Target("mention recovery (info)", "time to recover the unrouted messages",
+                String.format("%,d messages in %.2f s", r.mentions.messages(), r.mentions.seconds()), null));
+        }
+    }
+
+    private static Results.Drain find(List<Results.Drain> drains, String kind, int tasks, int subs) {
+        return drains.stream().filter(d -> d.kind().equals(kind) && d.tasks() == tasks && d.subscriptions() == subs)
+            .findFirst().orElse(null);
+    }
+}
