@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.Backoff;
 import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.DriverPropertyGuard;

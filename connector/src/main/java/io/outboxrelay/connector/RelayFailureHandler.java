@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.Backoff;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;

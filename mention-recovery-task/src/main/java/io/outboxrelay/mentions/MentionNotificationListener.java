@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.Backoff;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.Identifiers;
 import io.outboxrelay.common.PostgresDataSources;

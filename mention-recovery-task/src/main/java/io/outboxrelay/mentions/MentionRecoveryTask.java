@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.Backoff;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;
