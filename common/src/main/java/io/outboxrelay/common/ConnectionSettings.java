@@ -12,12 +12,13 @@ public record ConnectionSettings(
     long statementTimeoutMs,
     long socketTimeoutMs,
     long idleInTransactionTimeoutMs,
+    String synchronousCommit,
     String applicationName) {
 
     /**
      * Driver properties for a session: credentials, socket timeout, application name, and the server
-     * settings (statement and idle-in-transaction timeouts) passed as startup options so they hold
-     * from the first statement on, pooled or not.
+     * settings (statement and idle-in-transaction timeouts, synchronous_commit) passed as startup
+     * options so they hold from the first statement on, pooled or not.
      */
     public Properties driverProperties() {
         Properties props = new Properties();
@@ -33,7 +34,8 @@ public record ConnectionSettings(
         props.setProperty("tcpKeepAlive", "true");
         props.setProperty("options",
             "-c statement_timeout=" + statementTimeoutMs
-                + " -c idle_in_transaction_session_timeout=" + idleInTransactionTimeoutMs);
+                + " -c idle_in_transaction_session_timeout=" + idleInTransactionTimeoutMs
+                + " -c synchronous_commit=" + synchronousCommit);
         return props;
     }
 

@@ -1,7 +1,6 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.NamedSql;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -72,11 +71,12 @@ final class OutboxClaimer {
             List<ClaimedRow> rows = new ArrayList<>(limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
+                    String payload = rs.getString(5);
+                    HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
                     rows.add(new ClaimedRow(
-                        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                        rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), rs.getInt(9),
-                        rs.getString(10), stringArray(rs.getArray(11)), stringArray(rs.getArray(12)),
-                        rs.getBoolean(13)));
+                        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
+                        rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), utf8Length(payload),
+                        headers.type(), headers.keys(), headers.values(), rs.getBoolean(10)));
                 }
             }
             return rows;
@@ -89,31 +89,46 @@ final class OutboxClaimer {
      *
      * @return how many rows were stamped (rows another claimer already stamped are skipped)
      */
-    int stamp(long[] seqs, String[] fanouts) throws SQLException {
+    int stamp(long[] seqs, String[] fanouts, String[] ids) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                List<String> ids = new ArrayList<>(seqs.length);
+                int stamped;
                 try (PreparedStatement ps = c.prepareStatement(stampSql)) {
                     ps.setArray(1, c.createArrayOf("bigint", box(seqs)));
                     ps.setArray(2, c.createArrayOf("text", fanouts));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            ids.add(rs.getString(1));
-                        }
-                    }
+                    stamped = ps.executeUpdate();
                 }
-                if (!fannedChannel.isEmpty() && !ids.isEmpty()) {
-                    notifyReceipts(c, ids);
+                if (!fannedChannel.isEmpty() && stamped > 0) {
+                    notifyReceipts(c, java.util.Arrays.asList(ids));
                 }
                 c.commit();
-                return ids.size();
+                return stamped;
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(c);
                 throw e;
             }
             // the pool restores auto-commit when the connection is returned
         }
+    }
+
+    /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
+    static int utf8Length(String s) {
+        int bytes = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                bytes++;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
     }
 
     private void notifyReceipts(Connection c, List<String> ids) throws SQLException {
@@ -196,10 +211,6 @@ final class OutboxClaimer {
             out[i] = values[i];
         }
         return out;
-    }
-
-    private static String[] stringArray(Array array) throws SQLException {
-        return array == null ? null : (String[]) array.getArray();
     }
 
     private static void rollbackQuietly(Connection c) {

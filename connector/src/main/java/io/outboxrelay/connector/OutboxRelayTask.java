@@ -169,7 +169,7 @@ public class OutboxRelayTask extends SourceTask {
                 passBackoff.failures());
             return null;
         }
-        wake.await(Math.min(MAX_IDLE_WAIT_MS, Math.max(1, nextSweepAt - clock.millis())));
+        wake.await(idleWaitMs(clock.millis(), nextSweepAt, nextPollAt, config.connector().listenEnabled()));
         return null;
     }
 
@@ -201,6 +201,15 @@ public class OutboxRelayTask extends SourceTask {
             due = true;
         }
         return due;
+    }
+
+    /**
+     * How long an idle poll() may wait for a wake-up before a claim falls due on its own: the sweep,
+     * and with LISTEN off the poll interval (which used to be overslept by up to 250 ms).
+     */
+    static long idleWaitMs(long now, long nextSweepAt, long nextPollAt, boolean listening) {
+        long until = listening ? nextSweepAt : Math.min(nextSweepAt, nextPollAt);
+        return Math.min(MAX_IDLE_WAIT_MS, Math.max(1, until - now));
     }
 
     private void claimInto(List<SourceRecord> out, long now) throws SQLException {
@@ -259,13 +268,15 @@ public class OutboxRelayTask extends SourceTask {
         }
         long[] seqs = new long[ok.size()];
         String[] fanouts = new String[ok.size()];
+        String[] ids = new String[ok.size()];
         for (int i = 0; i < seqs.length; i++) {
             seqs[i] = ok.get(i).seq();
             fanouts[i] = ok.get(i).fanoutJson();
+            ids[i] = ok.get(i).row().id();
         }
         long start = clock.millis();
         try {
-            int stamped = claimer.stamp(seqs, fanouts);
+            int stamped = claimer.stamp(seqs, fanouts, ids);
             metrics.stamped(stamped, clock.millis() - start);
         } catch (SQLException e) {
             unstamped = ok; // delivered: keep them and stamp again after the backoff, never drop them

@@ -23,25 +23,20 @@ u AS (
    WHERE e.seq = c.seq
   RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error,
             c.prev_lease IS NOT NULL AS lease_expired)
+-- headers come back as text and are split by the task (HeadersJson): splitting them here with
+-- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
 SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
-       octet_length(u.payload::text) AS payload_bytes,
-       jsonb_typeof(u.headers) AS headers_type,
-       h.keys AS header_keys, h.vals AS header_values, u.lease_expired
+       u.headers::text, u.lease_expired
   FROM u
-  LEFT JOIN LATERAL (
-    SELECT array_agg(kv.key ORDER BY kv.key) AS keys,
-           array_agg(CASE WHEN jsonb_typeof(kv.value) = 'string' THEN kv.value #>> '{}' ELSE kv.value::text END
-                     ORDER BY kv.key) AS vals
-      FROM jsonb_each(CASE WHEN jsonb_typeof(u.headers) = 'object' THEN u.headers END) kv) h ON true
  ORDER BY u.seq;
 
 -- name: StampFannedOut
--- One statement per group of acknowledged rows. Params: seq[], fanout jsonb[].
+-- One statement per group of acknowledged rows. Params: seq[], fanout jsonb[]. No RETURNING: the
+-- task knows the ids it stamps (a receipt for a row another claimer stamped first is still true).
 UPDATE {table} e
    SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
   FROM unnest(?::bigint[], ?::jsonb[]) AS x(seq, fanout)
- WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
-RETURNING e.id::text;
+ WHERE e.seq = x.seq AND e.fanned_out_at IS NULL;
 
 -- name: Notify
 SELECT pg_notify(?, ?);

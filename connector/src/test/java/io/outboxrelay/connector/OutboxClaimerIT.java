@@ -34,7 +34,7 @@ class OutboxClaimerIT {
     static void start() {
         db = TestPostgres.get().createDatabase("claimer");
         pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
-            60_000, "claimer-it"), 8, "claimer-it");
+            60_000, "off", "claimer-it"), 8, "claimer-it");
     }
 
     @AfterAll
@@ -131,8 +131,36 @@ class OutboxClaimerIT {
         OutboxClaimer c = claimer("stamp-0", 60_000);
         List<ClaimedRow> rows = c.claim(true, 10);
         long[] seqs = rows.stream().mapToLong(ClaimedRow::seq).toArray();
-        assertThat(c.stamp(seqs, new String[] {"{}", "{}"})).isEqualTo(2);
-        assertThat(c.stamp(seqs, new String[] {"{\"x\":1}", "{\"x\":1}"})).isZero();
+        String[] ids = rows.stream().map(ClaimedRow::id).toArray(String[]::new);
+        assertThat(c.stamp(seqs, new String[] {"{}", "{}"}, ids)).isEqualTo(2);
+        assertThat(c.stamp(seqs, new String[] {"{\"x\":1}", "{\"x\":1}"}, ids)).isZero();
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
+    }
+
+    @Test
+    void headersAreSplitExactlyAsPostgresSplitsThem() throws Exception {
+        String[] headers = {
+            "{\"trace\": \"abc\", \"A\": \"x y\", \"b\": 1}",
+            "{\"esc\\\"aped\": \"tab\\there \\u00e9 \\ud83d\\ude00 \\\\ / \\\"q\\\"\"}",
+            "{\"nested\": {\"k\": \"v, }\", \"arr\": [1, {\"b\": \"]\"}]}, \"nil\": null, \"f\": false, \"n\": -1.5e3}",
+            "{}"};
+        for (String h : headers) {
+            db.execute("INSERT INTO events(type, subject, payload, headers) VALUES ('t.a', 's',"
+                + " '{\"name\": \"\u00e9\u20ac\ud83d\ude00\"}', '" + h.replace("'", "''") + "'::jsonb)");
+        }
+        List<ClaimedRow> rows = claimer("headers-0", 60_000).claim(true, 10);
+        assertThat(rows).hasSize(headers.length);
+        for (ClaimedRow row : rows) {
+            // what the claim computed in SQL before the split moved into the task
+            List<List<Object>> expected = db.query("SELECT kv.key, CASE WHEN jsonb_typeof(kv.value) = 'string'"
+                + " THEN kv.value #>> '{}' ELSE kv.value::text END FROM events, jsonb_each(headers) kv"
+                + " WHERE seq = ? ORDER BY kv.key COLLATE \"C\"", row.seq());
+            assertThat(row.headersType()).isEqualTo("object");
+            assertThat(row.headerKeys()).containsExactlyElementsOf(expected.stream().map(r -> (String) r.get(0)).toList());
+            assertThat(row.headerValues()).containsExactlyElementsOf(
+                expected.stream().map(r -> (String) r.get(1)).toList());
+            assertThat(row.payloadBytes()).isEqualTo(db.queryLong(
+                "SELECT octet_length(payload::text) FROM events WHERE seq = ?", row.seq()));
+        }
     }
 }

@@ -20,7 +20,7 @@ class RelayMaintenanceIT {
     static void start() {
         db = TestPostgres.get().createDatabase("maintenance");
         pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
-            60_000, "maintenance-it"), 2, "maintenance-it");
+            60_000, "off", "maintenance-it"), 2, "maintenance-it");
     }
 
     @AfterAll
