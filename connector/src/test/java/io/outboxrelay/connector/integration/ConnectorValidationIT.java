@@ -172,7 +172,7 @@ class ConnectorValidationIT {
     @Test
     void aMissingDatabaseIsReportedOnTheUrl() {
         Map<String, String> cfg = config();
-        cfg.put("connection.url", "jdbc:postgresql://localhost:" + TestPostgres.get().port() + "/no_such_db");
+        cfg.put("connection.url", TestPostgres.get().jdbcUrl("no_such_db"));
 
         String error = onlyErrorOn(validate(cfg), "connection.url");
 

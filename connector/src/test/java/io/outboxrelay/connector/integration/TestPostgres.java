@@ -5,62 +5,96 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One real PostgreSQL server (zonky embedded binaries, PostgreSQL 17) for the whole test JVM; each test
- * class gets a database of its own with the project's schema files applied.
+ * One real PostgreSQL server (PostgreSQL 17) for the whole test JVM; each test class gets a database of
+ * its own with the project's schema files applied. The server is zonky's embedded binaries, or with
+ * {@code -Ptestcontainers} (system property {@value #BACKEND_PROPERTY}=testcontainers) a
+ * {@code postgres:17} container started by {@code ContainerPostgres}, which only that profile compiles.
  */
 public final class TestPostgres {
+    static final String BACKEND_PROPERTY = "outboxrelay.test.postgres";
+    private static final String CONTAINER_BACKEND = "io.outboxrelay.connector.integration.ContainerPostgres";
     private static TestPostgres instance;
     private static final AtomicInteger DATABASES = new AtomicInteger();
 
-    private final EmbeddedPostgres postgres;
+    private final PostgresServer server;
 
-    private TestPostgres(EmbeddedPostgres postgres) {
-        this.postgres = postgres;
+    private TestPostgres(PostgresServer server) {
+        this.server = server;
     }
 
     public static synchronized TestPostgres get() {
         if (instance == null) {
-            try {
-                EmbeddedPostgres pg = EmbeddedPostgres.builder()
-                    .setServerConfig("max_connections", "300")
-                    .setServerConfig("wal_level", "logical")
-                    .setServerConfig("fsync", "off")
-                    .start();
-                instance = new TestPostgres(pg);
-                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            PostgresServer server = "testcontainers".equals(System.getProperty(BACKEND_PROPERTY))
+                ? containerServer() : embeddedServer();
+            instance = new TestPostgres(server);
+            Runtime.getRuntime().addShutdownHook(new Thread(server::close));
+        }
+        return instance;
+    }
+
+    private static PostgresServer embeddedServer() {
+        try {
+            EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("wal_level", "logical")
+                .setServerConfig("fsync", "off")
+                .start();
+            return new PostgresServer() {
+                @Override
+                public String jdbcUrl(String database) {
+                    return "jdbc:postgresql://localhost:" + pg.getPort() + "/" + database;
+                }
+
+                @Override
+                public String user() {
+                    return "postgres";
+                }
+
+                @Override
+                public String password() {
+                    return null;
+                }
+
+                @Override
+                public void close() {
                     try {
                         pg.close();
                     } catch (IOException ignored) {
                         // the JVM is exiting
                     }
-                }));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+                }
+            };
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        return instance;
     }
 
-    public int port() {
-        return postgres.getPort();
+    private static PostgresServer containerServer() {
+        try {
+            return (PostgresServer) Class.forName(CONTAINER_BACKEND).getDeclaredConstructor().newInstance();
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(BACKEND_PROPERTY + "=testcontainers needs the test sources of the"
+                + " testcontainers profile: run ./mvnw -Ptestcontainers verify", e);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("could not start the PostgreSQL container: " + e.getCause(), e);
+        }
+    }
+
+    /** A JDBC URL of a database on the shared server, whether it exists or not. */
+    public String jdbcUrl(String database) {
+        return server.jdbcUrl(database);
     }
 
     /** A new database named after the prefix, with every {@code schemas/sql/*.sql} file applied. */
     public TestDatabase createDatabase(String prefix) {
         String name = (prefix.replaceAll("[^a-z0-9_]", "_") + "_" + DATABASES.incrementAndGet()).toLowerCase();
-        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
-            st.execute("CREATE DATABASE " + name);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-        TestDatabase db = new TestDatabase(name, "jdbc:postgresql://localhost:" + port() + "/" + name, "postgres",
-            null);
+        TestDatabase admin = new TestDatabase("postgres", server.jdbcUrl("postgres"), server.user(),
+            server.password());
+        admin.execute("CREATE DATABASE " + name);
+        TestDatabase db = new TestDatabase(name, server.jdbcUrl(name), server.user(), server.password());
         db.runScript(schemaFile("outbox.sql"));
         Path mentions = schemaFile("mentions.sql");
         if (Files.exists(mentions)) {
