@@ -45,7 +45,9 @@ final class Bench {
     }
 
     RelayContender relay(int tasks, int subs, Map<String, String> overrides, String label) {
-        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, overrides, label);
+        Map<String, String> config = new java.util.LinkedHashMap<>(options.relayConfig());
+        config.putAll(overrides);
+        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, config, label);
     }
 
     DebeziumContender debezium(Map<String, String> overrides, String label) {

@@ -1,8 +1,10 @@
 package io.outboxrelay.bench;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -12,7 +14,7 @@ import java.util.Set;
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
                     int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
                     List<Integer> scaleBacklogs, int mentionMessages, int backlogTxnSize, boolean variants,
-                    boolean help) {
+                    Map<String, String> relayConfig, boolean help) {
 
     static final List<String> ALL_PHASES =
         List.of("warmup", "ceilings", "drain", "scale", "latency", "variants", "profile", "mentions");
@@ -25,6 +27,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
           --no-debezium      skip the Debezium contender
           --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)
           --worker-heap=SIZE -Xms/-Xmx of the Connect worker JVM (default 1g)
+          --relay-config=K=V,K=V  connector settings added to every relay contender, e.g.
+                             --relay-config=outbox.batch.size=500,producer.override.linger.ms=0
         """.formatted(String.join(",", ALL_PHASES));
 
     static BenchOptions parse(String[] args) {
@@ -35,6 +39,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         Path out = null;
         String heap = "1g";
         Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
+        Map<String, String> relayConfig = new LinkedHashMap<>();
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -51,6 +56,14 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 }
             } else if (a.startsWith("--out=")) {
                 out = Path.of(a.substring("--out=".length())).toAbsolutePath();
+            } else if (a.startsWith("--relay-config=")) {
+                for (String kv : a.substring("--relay-config=".length()).split(",")) {
+                    int eq = kv.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("--relay-config wants key=value pairs, got '" + kv + "'");
+                    }
+                    relayConfig.put(kv.substring(0, eq), kv.substring(eq + 1));
+                }
             } else if (a.startsWith("--worker-heap=")) {
                 heap = a.substring("--worker-heap=".length());
             } else {
@@ -62,10 +75,10 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         }
         if (quick) {
             return new BenchOptions(true, home, out, phases, debezium, heap, 20_000, 5_000, List.of(1000, 5000), 10,
-                List.of(5_000, 20_000, 50_000), 2_000, 100, false, help);
+                List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig, help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
-            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, help);
+            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, help);
     }
 
     boolean runs(String phase) {

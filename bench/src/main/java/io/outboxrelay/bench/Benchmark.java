@@ -209,16 +209,20 @@ public final class Benchmark {
             "relay 1 task, 1 sub, batch 1000", true));
         results.variants.add(relayDrain("variant", 1, 1, Map.of("producer.override.batch.size", "65536",
             "producer.override.linger.ms", "10"), n, "relay 1 task, 1 sub, producer batch 64 KiB", true));
-        // the relay's claim and stamp commits without waiting for the WAL flush: a database crash can lose a
-        // lease or a stamp (redelivery, never loss), the latency path loses one fsync per claim
-        Map<String, String> asyncCommit = Map.of(RelayContender.URL_OPTIONS, "options=-c%20synchronous_commit=off");
-        results.variants.add(relayDrain("variant", 1, 1, asyncCommit, n,
-            "relay 1 task, 1 sub, synchronous_commit=off", true));
-        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, asyncCommit,
-            "relay 1 task, 1 sub, synchronous_commit=off"), List.of(1000), Math.max(10, options.latencySeconds() / 2)));
+        // the connector's default is synchronous_commit=off on its own sessions; this is the durable setting
+        Map<String, String> syncCommit = Map.of("connection.synchronous.commit", "on");
+        results.variants.add(relayDrain("variant", 1, 1, syncCommit, n,
+            "relay 1 task, 1 sub, synchronous_commit=on", true));
+        int seconds = Math.max(10, options.latencySeconds() / 2);
+        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, syncCommit,
+            "relay 1 task, 1 sub, synchronous_commit=on"), List.of(1000), seconds));
+        // the producer sends at once instead of waiting linger.ms (5 ms by default since Kafka 4.0) for a fuller batch
+        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, Map.of("producer.override.linger.ms", "0"),
+            "relay 1 task, 1 sub, producer linger.ms=0"), List.of(1000), seconds));
     }
 
     private void latency() throws Exception {
+        results.latency.add(WakeupProbe.run(bench, 1000, options.latencySeconds()));
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, Map.of(), null), options.latencyRates(),
             options.latencySeconds()));
         if (options.debezium()) {
@@ -307,6 +311,7 @@ public final class Benchmark {
         v.put("payloadBytes", BenchEvents.PAYLOAD_BYTES);
         v.put("subjects", BenchEvents.SUBJECTS);
         v.put("phases", new ArrayList<>(options.phases()));
+        v.put("relayConfig", options.relayConfig());
     }
 
     private void write(String stamp) throws Exception {

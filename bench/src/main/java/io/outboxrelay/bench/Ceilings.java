@@ -1,11 +1,13 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.connector.OutboxSourceConnector;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -113,6 +115,10 @@ final class Ceilings {
                 int index = i;
                 Thread t = new Thread(() -> {
                     try (Connection c = db.connect()) {
+                        // the session setting the connector's sessions run with by default
+                        try (Statement st = c.createStatement()) {
+                            st.execute("SET synchronous_commit = " + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT);
+                        }
                         done.addAndGet(claimAndStampAll(c, claim, stamp, notify, clients, index, batch));
                     } catch (Exception e) {
                         error.compareAndSet(null, e);
@@ -132,7 +138,8 @@ final class Ceilings {
             String name = "SQL claim+stamp, " + clients + (clients == 1 ? " client" : " clients") + ", batch " + batch;
             Results.Ceiling c = new Results.Ceiling(name, "rows/s", done.get(), Results.round2(seconds),
                 Math.round(done.get() / seconds), "the connector's ClaimRows + StampFannedOut (+ receipt NOTIFY) "
-                + "statements, " + rows + "-row backlog, subjects split by hashtext over the clients");
+                + "statements, " + rows + "-row backlog, subjects split by hashtext over the clients, synchronous_commit="
+                + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT + " (the connector's default)");
             b.log("  %-34s %,9d rows in %6.2f s = %,7d rows/s", name, done.get(), seconds, (long) c.perSec());
             return c;
         } finally {
@@ -157,13 +164,15 @@ final class Ceilings {
                 claim.setString(++i, owner);
                 claim.setLong(++i, 60_000L);
                 List<Long> seqs = new ArrayList<>(batch);
+                List<String> ids = new ArrayList<>(batch);
                 try (ResultSet rs = claim.executeQuery()) {
                     while (rs.next()) {
                         seqs.add(rs.getLong(1));
-                        rs.getString(2); // read what the task reads: id, type, subject, payload
+                        ids.add(rs.getString(2)); // read what the task reads: id, type, subject, payload, headers
                         rs.getString(3);
                         rs.getString(4);
                         rs.getString(5);
+                        rs.getString(9);
                     }
                 }
                 if (seqs.isEmpty()) {
@@ -175,14 +184,9 @@ final class Ceilings {
                         + "}}";
                 }
                 c.setAutoCommit(false);
-                List<String> ids = new ArrayList<>(seqs.size());
                 stamp.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
                 stamp.setArray(2, c.createArrayOf("text", fanouts));
-                try (ResultSet rs = stamp.executeQuery()) {
-                    while (rs.next()) {
-                        ids.add(rs.getString(1));
-                    }
-                }
+                stamp.executeUpdate();
                 for (int from = 0; from < ids.size(); from += 200) {
                     notify.setString(1, "outbox_events_fanned");
                     notify.setString(2, String.join(",", ids.subList(from, Math.min(ids.size(), from + 200))));

@@ -13,8 +13,6 @@ import java.util.Map;
  * stop gracefully and give their leases back).
  */
 final class RelayContender implements Contender {
-    /** Not a connector key: text appended to connection.url after '?', e.g. driver options. */
-    static final String URL_OPTIONS = "bench.connection.url.options";
 
     private final ConnectRest rest;
     private final String name;
@@ -77,8 +75,7 @@ final class RelayContender implements Contender {
         Map<String, String> cfg = new LinkedHashMap<>();
         cfg.put("connector.class", "io.outboxrelay.connector.OutboxSourceConnector");
         cfg.put("tasks.max", Integer.toString(tasks));
-        String opts = overrides.get(URL_OPTIONS);
-        cfg.put("connection.url", opts == null ? db.jdbcUrl() : db.jdbcUrl() + "?" + opts);
+        cfg.put("connection.url", db.jdbcUrl());
         cfg.put("connection.user", "postgres");
         List<String> names = new ArrayList<>();
         for (int i = 1; i <= subscriptions; i++) {
@@ -88,7 +85,6 @@ final class RelayContender implements Contender {
         }
         cfg.put("subscriptions", String.join(",", names));
         cfg.putAll(overrides);
-        cfg.remove(URL_OPTIONS);
         return cfg;
     }
 
