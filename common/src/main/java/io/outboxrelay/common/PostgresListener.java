@@ -97,8 +97,8 @@ public final class PostgresListener implements AutoCloseable {
                 if (stopped.getCount() == 0) {
                     return;
                 }
-                log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. The periodic sweep covers"
-                    + " events meanwhile.", channel, e.getMessage(), e.getSQLState(), delayMs);
+                log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. The periodic sweep or scan covers"
+                    + " what is written meanwhile.", channel, e.getMessage(), e.getSQLState(), delayMs);
                 try {
                     if (stopped.await(delayMs, TimeUnit.MILLISECONDS)) {
                         return;

@@ -3,6 +3,7 @@ package io.outboxrelay.mentions;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.common.PostgresListener;
 
 /**
  * The task's database resources: a small pool for the pass (reads, owed rows, marks; used from the
@@ -12,9 +13,9 @@ final class MentionDatabase implements AutoCloseable {
     static final int POOL_SIZE = 2;
 
     private final HikariDataSource pool;
-    private final MentionNotificationListener listener;
+    private final PostgresListener listener;
 
-    private MentionDatabase(HikariDataSource pool, MentionNotificationListener listener) {
+    private MentionDatabase(HikariDataSource pool, PostgresListener listener) {
         this.pool = pool;
         this.listener = listener;
     }
@@ -28,8 +29,10 @@ final class MentionDatabase implements AutoCloseable {
         String taskId = config.connectorSetting("task.id");
         HikariDataSource pool = PostgresDataSources.pool(settings, POOL_SIZE,
             MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
-        MentionNotificationListener listener = config.notifyChannel()
-            .map(channel -> new MentionNotificationListener(settings, channel, trigger))
+        // a NOTIFY, or a LISTEN session re-established after notifications may have been lost, asks for a pass
+        PostgresListener listener = config.notifyChannel()
+            .map(channel -> new PostgresListener(settings, channel, () -> trigger.request(ScanTrigger.Kind.NOTIFY),
+                "outbox-relay-mentions-listener"))
             .orElse(null);
         if (listener != null) {
             listener.start();
