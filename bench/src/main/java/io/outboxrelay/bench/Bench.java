@@ -60,6 +60,9 @@ final class Bench {
      * {@code midpointGc} the worker is asked for a full collection when half the records are visible, to
      * read its live heap mid-drain.
      */
+    /** A drain that shows no new record for this long has stalled: stop waiting for it. */
+    static final long STALL_NANOS = 30_000_000_000L;
+
     Results.Drain drain(String phase, Contender c, BenchPostgres.Db db, long idBase, int events, boolean midpointGc)
         throws Exception {
         kafka.createTopicsIfMissing(c.topics());
@@ -73,8 +76,15 @@ final class Bench {
             boolean gcAsked = !midpointGc;
             long deadline = t0 + timeout.toNanos();
             boolean timedOut = false;
+            long lastDistinct = -1;
+            long lastProgressAt = t0;
             while (w.completedAtNanos() == 0) {
-                if (System.nanoTime() > deadline) {
+                long now = System.nanoTime();
+                if (w.distinct() != lastDistinct) {
+                    lastDistinct = w.distinct();
+                    lastProgressAt = now;
+                }
+                if (now > deadline || now - lastProgressAt > STALL_NANOS) {
                     // report what was relayed by then rather than nothing; the label says so
                     timedOut = true;
                     break;
@@ -94,9 +104,10 @@ final class Bench {
             String label = c.label();
             if (timedOut) {
                 long seen = w.distinct() / c.recordsPerEvent();
-                label += String.format(" (INCOMPLETE: %,d of %,d events after %d s)", seen, events, timeout.toSeconds());
-                log("  !! %s: only %,d of %,d records visible after %d s; reporting the rate so far", c.label(),
-                    w.distinct(), records, timeout.toSeconds());
+                long waited = (System.nanoTime() - t0) / 1_000_000_000L;
+                label += String.format(" (INCOMPLETE: %,d of %,d events after %d s)", seen, events, waited);
+                log("  !! %s: only %,d of %,d records visible after %d s (none new for the last %d s); reporting the"
+                    + " rate so far", c.label(), w.distinct(), records, waited, STALL_NANOS / 1_000_000_000L);
                 events = (int) seen;
                 records = w.distinct();
             } else {

@@ -13,7 +13,8 @@ final class Targets {
         Results.Drain relay2 = find(r.drains, "relay", 2, 1);
         if (relay2 != null && dbz != null) {
             double x = relay2.eventsPerSec() / dbz.eventsPerSec();
-            r.targets.add(new Results.Target("drain vs Debezium", ">= 1.5x Debezium's events/s with 2 tasks",
+            r.targets.add(new Results.Target("drain vs Debezium", ">= 1.5x Debezium's events/s with 2 tasks (best of"
+                + " two alternating rounds each)",
                 String.format("%.2fx (%,.0f vs %,.0f events/s)", x, relay2.eventsPerSec(), dbz.eventsPerSec()),
                 x >= 1.5));
         }
@@ -72,8 +73,9 @@ final class Targets {
         }
     }
 
+    /** The fastest drain of these settings with default connector settings (the drain and its rematch). */
     private static Results.Drain find(List<Results.Drain> drains, String kind, int tasks, int subs) {
         return drains.stream().filter(d -> d.kind().equals(kind) && d.tasks() == tasks && d.subscriptions() == subs)
-            .findFirst().orElse(null);
+            .max(java.util.Comparator.comparingDouble(Results.Drain::eventsPerSec)).orElse(null);
     }
 }
