@@ -114,14 +114,19 @@ final class OutboxClaimer {
 
     /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
     static int utf8Length(String s) {
-        int bytes = 0;
-        for (int i = 0; i < s.length(); i++) {
+        int n = s.length();
+        int i = 0;
+        while (i < n && s.charAt(i) < 0x80) {
+            i++; // the common case, ASCII JSON: one byte per char, a loop the JIT keeps tight
+        }
+        int bytes = i;
+        for (; i < n; i++) {
             char c = s.charAt(i);
             if (c < 0x80) {
                 bytes++;
             } else if (c < 0x800) {
                 bytes += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
                 bytes += 4;
                 i++;
             } else {
