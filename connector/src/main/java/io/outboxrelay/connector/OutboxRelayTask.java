@@ -165,6 +165,9 @@ public class OutboxRelayTask extends SourceTask {
             }
             long delay = passBackoff.nextDelayMs();
             backoffUntil = clock.millis() + delay;
+            // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's
+            // reconnect): claim again when the backoff ends instead of waiting for the next one or the sweep
+            claimRequested.set(true);
             log.warn("{}; backing off {} ms (failure {} in a row)", classified.getMessage(), delay,
                 passBackoff.failures());
             return null;

@@ -154,6 +154,7 @@ class RelayFailureHandlingIT {
             System.err.println("DEBUG state: " + db.query("SELECT fanned_out_at IS NULL, poisoned_at IS NULL, "
                 + "lease_owner, attempts, lease_until > now(), next_attempt_at > now(), count(*) FROM events "
                 + "GROUP BY 1,2,3,4,5,6"));
+            System.err.println("DEBUG status: " + TestConnect.cluster().connectorStatus(connector));
             throw e;
         }
         Set<String> ids = new HashSet<>();
