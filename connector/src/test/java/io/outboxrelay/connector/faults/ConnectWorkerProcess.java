@@ -1,13 +1,12 @@
 package io.outboxrelay.connector.faults;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outboxrelay.connector.integration.WorkerRest;
+import io.outboxrelay.connector.integration.WorkerRest.Reply;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,8 +29,6 @@ import java.util.stream.Collectors;
  * again with the same group and internal topics, so the connector resumes where it was.
  */
 final class ConnectWorkerProcess implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final String name;
     private final Path dir;
@@ -191,7 +188,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
     void configureConnector(String connector, Map<String, String> config) {
         Reply r = send(HttpRequest.newBuilder(uri("connectors/" + connector + "/config"))
             .header("Content-Type", "application/json")
-            .PUT(HttpRequest.BodyPublishers.ofString(toJson(config))));
+            .PUT(HttpRequest.BodyPublishers.ofString(WorkerRest.toJson(config))));
         if (r.status() != 200 && r.status() != 201) {
             throw new IllegalStateException("PUT connector " + connector + " -> " + r.status() + ": " + r.body());
         }
@@ -253,31 +250,12 @@ final class ConnectWorkerProcess implements AutoCloseable {
         }
     }
 
-    private record Reply(int status, String body) {
-        JsonNode json() {
-            try {
-                return JSON.readTree(body);
-            } catch (IOException e) {
-                throw new UncheckedIOException(body, e);
-            }
-        }
-    }
-
     private URI uri(String resource) {
         return URI.create("http://localhost:" + restPort + "/" + resource);
     }
 
     private Reply send(HttpRequest.Builder request) {
-        try {
-            HttpResponse<String> r = HTTP.send(request.timeout(Duration.ofSeconds(30)).build(),
-                HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return WorkerRest.send(request, Duration.ofSeconds(30));
     }
 
     private void appendToLog(String line) {
@@ -286,14 +264,6 @@ final class ConnectWorkerProcess implements AutoCloseable {
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         } catch (IOException ignored) {
             // the marker is only a reading aid
-        }
-    }
-
-    private static String toJson(Object o) {
-        try {
-            return JSON.writeValueAsString(o);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -62,7 +62,8 @@ public final class WorkerRest {
         return URI.create(TestConnect.cluster().endpointForResource(resource));
     }
 
-    private static String toJson(Object body) {
+    /** JSON text of a request body. */
+    public static String toJson(Object body) {
         try {
             return JSON.writeValueAsString(body);
         } catch (IOException e) {
@@ -71,8 +72,13 @@ public final class WorkerRest {
     }
 
     private static Reply send(HttpRequest.Builder request) {
+        return send(request, Duration.ofSeconds(60));
+    }
+
+    /** Sends to any Connect REST endpoint (the fault suite's worker processes too) and keeps status and body. */
+    public static Reply send(HttpRequest.Builder request, Duration timeout) {
         try {
-            HttpResponse<String> r = HTTP.send(request.timeout(Duration.ofSeconds(60)).build(),
+            HttpResponse<String> r = HTTP.send(request.timeout(timeout).build(),
                 HttpResponse.BodyHandlers.ofString());
             return new Reply(r.statusCode(), r.body());
         } catch (IOException e) {
