@@ -17,7 +17,8 @@ import org.apache.kafka.connect.runtime.rest.entities.ConnectorStateInfo;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Scenario 4: PostgreSQL is stopped with {@code pg_ctl -m immediate} in the middle of a drain (every
@@ -25,13 +26,20 @@ import org.junit.jupiter.api.Test;
  * recover by themselves, without a restart through the REST API, and nothing is lost. Guards against a
  * task that fails on the outage's errors (connection refused, "the database system is starting up")
  * instead of backing off, or that never notices the server came back.
+ *
+ * <p>Run twice. With {@code connection.synchronous.commit=on} a stamp the relay committed survives the
+ * crash, so only rows in flight when the server died come again: duplicates stay within every task's
+ * in-flight window. With the default {@code off} the crash may also undo the stamps of the last WAL
+ * writer rounds (a few hundred milliseconds of draining, thousands of rows at full speed): those rows
+ * are delivered again, which is allowed, and nothing may be lost, which is what that run checks.
  */
 class PostgresStoppedImmediatelyIT {
-    private static final String CONNECTOR = "faults-pg-immediate";
+    private static final String CONNECTOR_PREFIX = "faults-pg-immediate-sync-";
     private static final int BATCH = 100;
     private static final int INFLIGHT_BATCHES = 4;
     private static final int TASKS = 2;
     private static RestartablePostgres server;
+    private String connector;
 
     @BeforeAll
     static void startServer() {
@@ -47,27 +55,33 @@ class PostgresStoppedImmediatelyIT {
 
     @AfterEach
     void deleteConnector() {
-        TestConnect.cluster().deleteConnector(CONNECTOR);
+        if (connector != null) {
+            TestConnect.cluster().deleteConnector(connector);
+        }
     }
 
-    @Test
-    void aDrainSurvivesPostgresStoppedImmediatelyAndStartedAgain() throws Exception {
+    @ParameterizedTest(name = "connection.synchronous.commit={0}")
+    @ValueSource(strings = {"on", "off"})
+    void aDrainSurvivesPostgresStoppedImmediatelyAndStartedAgain(String synchronousCommit) throws Exception {
         int events = FaultScenarios.events(5_000, 20_000);
         Duration outage = Duration.ofSeconds(FaultScenarios.FULL ? 30 : 6);
-        TestDatabase db = server.createDatabase("faults_pg_immediate");
+        connector = CONNECTOR_PREFIX + synchronousCommit; // own topics per run
+        TestDatabase db = server.createDatabase("faults_pg_immediate_sync_" + synchronousCommit);
         FaultScenarios.insertEvents(db, events, 300);
-        List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
+        FaultScenarios.throttleRowUpdates(db, "events", 1_000); // ~1,000 rows/s: the crash lands mid-drain
+        List<Subscription> subscriptions = FaultScenarios.subscriptions(connector);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
-        TestConnect.cluster().configureConnector(CONNECTOR, cfg);
+        cfg.put("connection.synchronous.commit", synchronousCommit);
+        TestConnect.cluster().configureConnector(connector, cfg);
 
         // watch the task states through the whole outage: recovering "by itself" means never FAILED
         AtomicBoolean sawFailed = new AtomicBoolean();
         ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
         watcher.scheduleWithFixedDelay(() -> {
             try {
-                if (TestConnect.cluster().connectorStatus(CONNECTOR).tasks().stream()
+                if (TestConnect.cluster().connectorStatus(connector).tasks().stream()
                     .anyMatch(t -> "FAILED".equals(t.state()))) {
                     sawFailed.set(true);
                 }
@@ -82,6 +96,7 @@ class PostgresStoppedImmediatelyIT {
             log("PostgreSQL stopped -m immediate mid-drain; down for %s", outage);
             Thread.sleep(outage.toMillis());
             server.start();
+            FaultScenarios.unthrottleRowUpdates(db, "events");
             long stampedAtRestart = OutboxLedger.stamped(db);
             log("PostgreSQL started again (crash recovery done); %d of %d rows stamped: %s", stampedAtRestart, events,
                 OutboxLedger.state(db));
@@ -96,11 +111,14 @@ class PostgresStoppedImmediatelyIT {
         }
         DeliveryChecker.Reports reports = FaultScenarios.logged("scenario 4 (PostgreSQL stopped -m immediate)",
             OutboxLedger.check(db, TestConnect.cluster().kafka().bootstrapServers(), subscriptions));
-        reports.assertNothingLost().assertDuplicatesAtMost((long) subscriptions.size() * TASKS * BATCH * INFLIGHT_BATCHES,
-            "every task's in-flight window per topic");
+        reports.assertNothingLost();
+        if (synchronousCommit.equals("on")) {
+            reports.assertDuplicatesAtMost((long) subscriptions.size() * TASKS * BATCH * INFLIGHT_BATCHES,
+                "every task's in-flight window per topic (committed stamps are durable)");
+        }
         assertThat(OutboxLedger.poisoned(db)).isZero();
         assertThat(sawFailed).as("a task FAILED during the outage instead of backing off").isFalse();
-        ConnectorStateInfo status = TestConnect.cluster().connectorStatus(CONNECTOR);
+        ConnectorStateInfo status = TestConnect.cluster().connectorStatus(connector);
         assertThat(status.tasks()).hasSize(TASKS).allSatisfy(t -> assertThat(t.state()).as(t.trace()).isEqualTo("RUNNING"));
     }
 }
