@@ -14,7 +14,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
@@ -32,11 +31,9 @@ import org.slf4j.LoggerFactory;
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
-    static final long MAX_IDLE_WAIT_MS = 250;
 
     private final Clock clock;
     private final WakeSignal wake = new WakeSignal();
-    private final AtomicBoolean claimRequested = new AtomicBoolean(true);
     private OutboxSourceTaskConfig config;
     private HikariDataSource dataSource;
     private PostgresListener listener;
@@ -52,11 +49,8 @@ public class OutboxRelayTask extends SourceTask {
     private long startedAt;
     private boolean reachedDatabase;
     private boolean leasesToRecover;
-    private long nextSweepAt;
-    private long nextPollAt;
+    private ClaimSchedule schedule;
     private long nextLeaseExtensionAt;
-    private long suspectCheckAt;
-    private boolean lastClaimFull;
     private List<PendingRow> unstamped = new ArrayList<>();
 
     public OutboxRelayTask() {
@@ -92,9 +86,9 @@ public class OutboxRelayTask extends SourceTask {
             metrics.gauges(tracker::inFlightCount));
         long now = clock.millis();
         startedAt = now;
-        nextSweepAt = now + config.connector().sweepInterval().toMillis();
+        schedule = new ClaimSchedule(now, config.connector().sweepInterval().toMillis(),
+            config.connector().pollInterval().toMillis(), config.connector().listenEnabled());
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
-        suspectCheckAt = now;
         try {
             int taken = claimer.releaseOwnStaleLeases();
             if (taken > 0) {
@@ -119,7 +113,7 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     private void requestClaim() {
-        claimRequested.set(true);
+        schedule.request();
         metrics.notifyWakeup();
         wake.signal();
     }
@@ -128,7 +122,7 @@ public class OutboxRelayTask extends SourceTask {
     public List<SourceRecord> poll() throws InterruptedException {
         long now = clock.millis();
         if (now < backoffUntil) {
-            wake.await(Math.min(backoffUntil - now, MAX_IDLE_WAIT_MS));
+            wake.await(Math.min(backoffUntil - now, ClaimSchedule.MAX_IDLE_WAIT_MS));
             return null;
         }
         try {
@@ -140,9 +134,9 @@ public class OutboxRelayTask extends SourceTask {
             maybeExtendLeases(now);
             maintenance.run(now);
             List<SourceRecord> out = failures.drainPoisonRecords(config.connector().poisonTopic());
-            if (claimDue(now) && tracker.inFlightCount() < config.connector().batchSize()
-                * config.connector().maxInflightBatches()) {
-                claimInto(out, now);
+            ClaimSchedule.Due due = schedule.due(now, hasRoom());
+            if (due != null) {
+                claimInto(out, now, due);
             }
             passBackoff.reset();
             reachedDatabase = true;
@@ -167,13 +161,17 @@ public class OutboxRelayTask extends SourceTask {
             backoffUntil = clock.millis() + delay;
             // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's
             // reconnect): claim again when the backoff ends instead of waiting for the next one or the sweep
-            claimRequested.set(true);
+            schedule.request();
             log.warn("{}; backing off {} ms (failure {} in a row)", classified.getMessage(), delay,
                 passBackoff.failures());
             return null;
         }
-        wake.await(idleWaitMs(clock.millis(), nextSweepAt, nextPollAt, config.connector().listenEnabled()));
+        wake.await(schedule.idleWaitMs(clock.millis(), hasRoom()));
         return null;
+    }
+
+    private boolean hasRoom() {
+        return tracker.inFlightCount() < config.connector().batchSize() * config.connector().maxInflightBatches();
     }
 
     /**
@@ -187,46 +185,24 @@ public class OutboxRelayTask extends SourceTask {
         if (released > 0) {
             log.info("Recovered {} rows whose claim result was lost with the connection; retrying them one by one",
                 released);
-            suspectCheckAt = clock.millis();
+            schedule.checkSuspectsBy(clock.millis());
         }
     }
 
-    private boolean claimDue(long now) {
-        boolean due = claimRequested.getAndSet(false) || lastClaimFull || now >= suspectCheckAt;
-        if (now >= nextSweepAt) {
-            nextSweepAt = now + config.connector().sweepInterval().toMillis();
-            suspectCheckAt = now;
+    private void claimInto(List<SourceRecord> out, long now, ClaimSchedule.Due due) throws SQLException {
+        if (due.sweep()) {
             metrics.sweep();
-            due = true;
         }
-        if (!config.connector().listenEnabled() && now >= nextPollAt) {
-            nextPollAt = now + config.connector().pollInterval().toMillis();
-            due = true;
-        }
-        return due;
-    }
-
-    /**
-     * How long an idle poll() may wait for a wake-up before a claim falls due on its own: the sweep,
-     * and with LISTEN off the poll interval (which used to be overslept by up to 250 ms).
-     */
-    static long idleWaitMs(long now, long nextSweepAt, long nextPollAt, boolean listening) {
-        long until = listening ? nextSweepAt : Math.min(nextSweepAt, nextPollAt);
-        return Math.min(MAX_IDLE_WAIT_MS, Math.max(1, until - now));
-    }
-
-    private void claimInto(List<SourceRecord> out, long now) throws SQLException {
         List<ClaimedRow> claimed = new ArrayList<>();
-        if (now >= suspectCheckAt) {
-            List<ClaimedRow> suspect = claimer.claim(false, 1);
-            metrics.retried(suspect.size());
+        if (due.suspects()) {
+            claimed.addAll(claimer.claim(false, 1));
+            metrics.retried(claimed.size());
             failures.retryTimesPassed(now);
-            suspectCheckAt = suspect.isEmpty() ? Math.max(failures.nextRetryAt(), now + 1) : now;
-            claimed.addAll(suspect);
         }
+        boolean suspectFound = !claimed.isEmpty();
         int batchSize = config.connector().batchSize();
         List<ClaimedRow> fresh = claimer.claim(true, batchSize);
-        lastClaimFull = fresh.size() == batchSize;
+        schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
         claimed.addAll(fresh);
         if (claimed.isEmpty()) {
             return;
@@ -264,7 +240,7 @@ public class OutboxRelayTask extends SourceTask {
         }
         if (!failed.isEmpty()) {
             failures.handleFailed(failed, clock.millis());
-            suspectCheckAt = Math.min(suspectCheckAt, failures.nextRetryAt());
+            schedule.checkSuspectsBy(failures.nextRetryAt());
         }
         if (ok.isEmpty()) {
             return;

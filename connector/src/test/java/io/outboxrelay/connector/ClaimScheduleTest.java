@@ -1,0 +1,107 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class ClaimScheduleTest {
+    private static final long SWEEP = 60_000;
+    private static final long POLL = 1_000;
+
+    /** A listening schedule whose start-up claim, first sweep and first suspect check are behind it. */
+    private static ClaimSchedule settled(long now) {
+        ClaimSchedule s = new ClaimSchedule(now, SWEEP, POLL, true);
+        ClaimSchedule.Due first = s.due(now, true);
+        assertThat(first).isNotNull(); // the start-up claim
+        s.claimed(now, first, false, false, Long.MAX_VALUE);
+        return s;
+    }
+
+    @Test
+    void anIdleListeningTaskDoesNotClaimWithoutAReason() {
+        ClaimSchedule s = settled(1_000);
+        assertThat(s.due(1_100, true)).isNull();
+        assertThat(s.due(30_000, true)).isNull();
+    }
+
+    @Test
+    void aRequestIsUsedUpByTheClaimItCauses() {
+        ClaimSchedule s = settled(1_000);
+        s.request();
+        ClaimSchedule.Due due = s.due(1_100, true);
+        assertThat(due).isNotNull();
+        s.claimed(1_100, due, false, false, Long.MAX_VALUE);
+        assertThat(s.due(1_200, true)).isNull();
+    }
+
+    @Test
+    void aRequestThatLandsWhileTheTaskIsFullWaitsForRoomInsteadOfBeingLost() {
+        ClaimSchedule s = settled(1_000);
+        s.request(); // the writer's last NOTIFY, while every in-flight slot is taken
+        assertThat(s.due(1_100, false)).isNull();
+        assertThat(s.due(1_200, false)).isNull();
+        assertThat(s.due(1_300, true)).as("acknowledgements made room: the NOTIFY is still owed a claim").isNotNull();
+    }
+
+    @Test
+    void aSweepThatFallsDueWhileTheTaskIsFullRunsWhenRoomIsMade() {
+        ClaimSchedule s = settled(1_000);
+        assertThat(s.due(1_000 + SWEEP, false)).isNull();
+        ClaimSchedule.Due due = s.due(1_000 + SWEEP + 500, true);
+        assertThat(due).isNotNull();
+        assertThat(due.sweep()).isTrue();
+        assertThat(due.suspects()).as("a sweep also looks for rows attempted before").isTrue();
+    }
+
+    @Test
+    void aFullClaimClaimsAgainAtOnce() {
+        ClaimSchedule s = settled(1_000);
+        s.request();
+        ClaimSchedule.Due due = s.due(1_100, true);
+        s.claimed(1_100, due, true, false, Long.MAX_VALUE);
+        assertThat(s.due(1_101, true)).isNotNull();
+    }
+
+    @Test
+    void suspectsAreLookedForWhenAFailedRowFallsDueAndNotBefore() {
+        ClaimSchedule s = settled(1_000);
+        s.checkSuspectsBy(5_000); // a row released with a 4 s backoff
+        assertThat(s.due(4_999, true)).isNull();
+        ClaimSchedule.Due due = s.due(5_000, true);
+        assertThat(due).isNotNull();
+        assertThat(due.suspects()).isTrue();
+        s.claimed(5_000, due, false, true, Long.MAX_VALUE);
+        assertThat(s.due(5_000, true)).as("one came back: look again, they are retried one per claim").isNotNull();
+    }
+
+    @Test
+    void withoutListenAClaimFallsDueEveryPollInterval() {
+        ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
+        ClaimSchedule.Due first = s.due(1_000, true);
+        s.claimed(1_000, first, false, false, Long.MAX_VALUE);
+        assertThat(s.due(1_999, true)).isNull();
+        assertThat(s.due(2_000, true)).isNotNull();
+    }
+
+    @Test
+    void withoutListenAnIdleTaskWakesWhenTheNextPollIsDue() {
+        ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
+        s.claimed(1_000, s.due(1_000, true), false, false, Long.MAX_VALUE);
+        assertThat(s.idleWaitMs(1_990, true)).isEqualTo(10);
+    }
+
+    @Test
+    void withListenOnlyTheSweepAndTheIdleCapBoundTheWait() {
+        ClaimSchedule s = settled(1_000);
+        assertThat(s.idleWaitMs(1_010, true)).isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(s.idleWaitMs(1_000 + SWEEP - 20, true)).isEqualTo(20);
+    }
+
+    @Test
+    void anOverdueSweepWaitsOneMillisecondButAFullTaskWaitsForAnAcknowledgement() {
+        ClaimSchedule s = settled(1_000);
+        assertThat(s.idleWaitMs(2_000 + SWEEP, true)).isEqualTo(1);
+        assertThat(s.idleWaitMs(2_000 + SWEEP, false)).as("no busy loop while the sweep waits for room")
+            .isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
+    }
+}
