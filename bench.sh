@@ -14,14 +14,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 
-if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
-  JAVA="$JAVA_HOME/bin/java"
-elif command -v java >/dev/null 2>&1; then
-  JAVA="$(command -v java)"
-else
-  echo "bench: no java found. Install a JDK 17 or newer and put it on PATH (or set JAVA_HOME)." >&2
-  exit 1
-fi
+# shellcheck source=scripts/find-java.sh
+. "$ROOT/scripts/find-java.sh"
+find_java bench
 
 BUILD=1
 QUICK=0

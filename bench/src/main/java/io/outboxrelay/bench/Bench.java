@@ -1,5 +1,6 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.embedded.ConnectRestClient;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,7 +18,7 @@ final class Bench {
     final BenchPostgres postgres;
     final BenchKafka kafka;
     final WorkerProcess worker;
-    final ConnectRest rest;
+    final ConnectRestClient rest;
     final CpuMeter cpu;
     final Path workDir;
     private final PrintStream out;
@@ -28,7 +29,7 @@ final class Bench {
         this.postgres = postgres;
         this.kafka = kafka;
         this.worker = worker;
-        this.rest = new ConnectRest(worker.restUrl());
+        this.rest = new ConnectRestClient(worker.restUrl());
         this.cpu = new CpuMeter(worker.pid(), postgres.postmasterPid());
         this.workDir = workDir;
         this.out = out;

@@ -1,7 +1,6 @@
 package io.outboxrelay.bench;
 
-import java.io.OutputStream;
-import java.io.PrintStream;
+import io.outboxrelay.embedded.EmbeddedBroker;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,16 +38,7 @@ final class BenchKafka implements AutoCloseable {
         broker.put("auto.create.topics.enable", "true");
         broker.put("num.partitions", Integer.toString(PARTITIONS));
         broker.put("group.initial.rebalance.delay.ms", "0");
-        EmbeddedKafkaCluster cluster = new EmbeddedKafkaCluster(1, broker);
-        // the KRaft storage formatter prints its bootstrap records to System.out
-        PrintStream stdout = System.out;
-        System.setOut(new PrintStream(OutputStream.nullOutputStream()));
-        try {
-            cluster.start();
-        } finally {
-            System.setOut(stdout);
-        }
-        return new BenchKafka(cluster);
+        return new BenchKafka(EmbeddedBroker.start(broker));
     }
 
     String bootstrapServers() {

@@ -1,5 +1,6 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.embedded.ConnectRestClient;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,7 +21,7 @@ final class DebeziumContender implements Contender {
     static final long PRIMING_ID_BASE = 2_000_000_000L;
     private static final int PRIMING_EVENTS = 100;
 
-    private final ConnectRest rest;
+    private final ConnectRestClient rest;
     private final BenchKafka kafka;
     private final String name;
     private final Map<String, String> overrides;
@@ -29,7 +30,7 @@ final class DebeziumContender implements Contender {
     private BenchPostgres.Db db;
     private long primed;
 
-    DebeziumContender(ConnectRest rest, BenchKafka kafka, String name, Map<String, String> overrides, String label) {
+    DebeziumContender(ConnectRestClient rest, BenchKafka kafka, String name, Map<String, String> overrides, String label) {
         this.rest = rest;
         this.kafka = kafka;
         this.name = name;
@@ -95,7 +96,7 @@ final class DebeziumContender implements Contender {
     @Override
     public void prepare(BenchPostgres.Db db) throws Exception {
         this.db = db;
-        rest.put(name, config());
+        rest.put(name, config(), Duration.ofSeconds(60));
         awaitRunning();
         // prime: a few events through, so the task has committed offsets before it is stopped
         long base = PRIMING_ID_BASE + primed;
@@ -132,6 +133,6 @@ final class DebeziumContender implements Contender {
 
     @Override
     public void close() throws InterruptedException {
-        rest.delete(name);
+        rest.delete(name, Duration.ofSeconds(60));
     }
 }

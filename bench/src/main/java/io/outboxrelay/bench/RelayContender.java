@@ -1,5 +1,6 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.embedded.ConnectRestClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -14,7 +15,7 @@ import java.util.Map;
  */
 final class RelayContender implements Contender {
 
-    private final ConnectRest rest;
+    private final ConnectRestClient rest;
     private final String name;
     private final int tasks;
     private final int subscriptions;
@@ -23,7 +24,7 @@ final class RelayContender implements Contender {
     private final List<String> topics = new ArrayList<>();
     private BenchPostgres.Db db;
 
-    RelayContender(ConnectRest rest, String name, int tasks, int subscriptions, Map<String, String> overrides,
+    RelayContender(ConnectRestClient rest, String name, int tasks, int subscriptions, Map<String, String> overrides,
                    String label) {
         this.rest = rest;
         this.name = name;
@@ -90,7 +91,7 @@ final class RelayContender implements Contender {
 
     @Override
     public void start() throws InterruptedException {
-        rest.put(name, config());
+        rest.put(name, config(), Duration.ofSeconds(60));
     }
 
     @Override
@@ -113,11 +114,11 @@ final class RelayContender implements Contender {
 
     @Override
     public void pause() throws InterruptedException {
-        rest.delete(name);
+        rest.delete(name, Duration.ofSeconds(60));
     }
 
     @Override
     public void close() throws InterruptedException {
-        rest.delete(name);
+        rest.delete(name, Duration.ofSeconds(60));
     }
 }

@@ -3,6 +3,7 @@ package io.outboxrelay.quickstart;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.outboxrelay.connector.OutboxSourceConnectorConfig;
 import io.outboxrelay.connector.Subscription;
+import io.outboxrelay.embedded.ConnectRestClient;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -136,8 +137,8 @@ public final class Quickstart {
         MentionRecoveryConfig mentions = new MentionRecoveryConfig(config);
         mentionsTopic = mentions.enabled() ? mentions.topic() : null;
         int tasks = expectedTasks(config, mentions.enabled());
-        connect.putConnectorConfig(CONNECTOR, config, Duration.ofSeconds(120));
-        connect.awaitRunning(CONNECTOR, tasks, Duration.ofSeconds(120));
+        connect.rest().put(CONNECTOR, config, Duration.ofSeconds(120));
+        connect.rest().awaitState(CONNECTOR, "RUNNING", tasks, Duration.ofSeconds(120));
         out.printf("'%s' from %s, %d tasks RUNNING%s (%s)%n", CONNECTOR, home.relativize(template), tasks,
             mentions.enabled() ? " (" + (tasks - 1) + " relay, 1 mention recovery)" : "", since(t));
 
@@ -232,8 +233,8 @@ public final class Quickstart {
     }
 
     private void checkStatus() {
-        JsonNode status = connect.status(CONNECTOR);
-        String f = status == null ? "the connector is gone" : QuickstartConnect.failure(status);
+        JsonNode status = connect.rest().status(CONNECTOR);
+        String f = status == null ? "the connector is gone" : ConnectRestClient.failure(status);
         if (f != null && !f.equals(failure)) {
             failure = f;
             out.println("  ! " + f + "  (details: curl -s " + connect.restUrl() + "/connectors/" + CONNECTOR
@@ -273,7 +274,7 @@ public final class Quickstart {
             out.println();
             out.println("Stopping: deleting the connector, then the Connect worker, Kafka and PostgreSQL ...");
             quietly(() -> {
-                connect.deleteConnector(CONNECTOR, Duration.ofSeconds(30));
+                connect.rest().delete(CONNECTOR, Duration.ofSeconds(30));
                 done.add("connector deleted");
             });
             quietly(() -> {

@@ -1,7 +1,6 @@
 package io.outboxrelay.quickstart;
 
-import java.io.OutputStream;
-import java.io.PrintStream;
+import io.outboxrelay.embedded.EmbeddedBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,16 +43,7 @@ final class QuickstartKafka implements AutoCloseable {
         Properties broker = new Properties();
         broker.put("auto.create.topics.enable", "false"); // the connector's topic.creation.* settings create them
         broker.put("group.initial.rebalance.delay.ms", "0");
-        EmbeddedKafkaCluster cluster = new EmbeddedKafkaCluster(1, broker);
-        // the KRaft storage formatter prints its bootstrap records to System.out; keep the terminal for us
-        PrintStream stdout = System.out;
-        System.setOut(new PrintStream(OutputStream.nullOutputStream()));
-        try {
-            cluster.start();
-        } finally {
-            System.setOut(stdout);
-        }
-        return new QuickstartKafka(cluster);
+        return new QuickstartKafka(EmbeddedBroker.start(broker));
     }
 
     String bootstrapServers() {
