@@ -17,6 +17,7 @@ public final class ConnectionConfigKeys {
     public static final String URL = "connection.url";
     public static final String USER = "connection.user";
     public static final String PASSWORD = "connection.password";
+    public static final String SSL_PASSWORD = "connection.ssl.password";
     public static final String STATEMENT_TIMEOUT_MS = "connection.statement.timeout.ms";
     public static final String SOCKET_TIMEOUT_MS = "connection.socket.timeout.ms";
     public static final String IDLE_IN_TX_TIMEOUT_MS = "connection.idle.in.transaction.timeout.ms";
@@ -44,6 +45,11 @@ public final class ConnectionConfigKeys {
                     + " Connect's GET /connectors/<name>/config and /tasks return configs as stored, so pass it"
                     + " through a ConfigProvider, e.g. ${file:/etc/kafka/secrets/db.properties:password}.",
                 GROUP, ++order, Width.MEDIUM, "Password")
+            .define(SSL_PASSWORD, Type.PASSWORD, null, Importance.LOW,
+                "Password of the encrypted client key named by sslkey in connection.url (the driver's sslpassword,"
+                    + " which the URL must not carry). Masked like connection.password; pass it through a"
+                    + " ConfigProvider too.",
+                GROUP, ++order, Width.MEDIUM, "Client key password")
             .define(STATEMENT_TIMEOUT_MS, Type.LONG, 30_000L, ConfigDef.Range.atLeast(0), Importance.LOW,
                 "statement_timeout set on every connector session; 0 disables it.",
                 GROUP, ++order, Width.SHORT, "Statement timeout (ms)")
@@ -72,10 +78,12 @@ public final class ConnectionConfigKeys {
     /** Reads the keys above from any config that was built with {@link #addTo}. */
     public static ConnectionSettings settings(AbstractConfig config, String applicationName) {
         Password password = config.getPassword(PASSWORD);
+        Password sslPassword = config.getPassword(SSL_PASSWORD);
         return new ConnectionSettings(
             config.getString(URL),
             config.getString(USER),
             password == null ? null : password.value(),
+            sslPassword == null ? null : sslPassword.value(),
             config.getLong(STATEMENT_TIMEOUT_MS),
             config.getLong(SOCKET_TIMEOUT_MS),
             config.getLong(IDLE_IN_TX_TIMEOUT_MS),

@@ -3,12 +3,14 @@ package io.outboxrelay.common;
 import java.util.Properties;
 
 /**
- * Everything needed to open a connector session. {@link #toString()} never shows the password.
+ * Everything needed to open a connector session. {@link #toString()} shows neither password nor the
+ * URL's driver properties.
  */
 public record ConnectionSettings(
     String url,
     String user,
     String password,
+    String sslPassword,
     long statementTimeoutMs,
     long socketTimeoutMs,
     long idleInTransactionTimeoutMs,
@@ -28,6 +30,9 @@ public record ConnectionSettings(
         if (password != null) {
             props.setProperty("password", password);
         }
+        if (sslPassword != null) {
+            props.setProperty("sslpassword", sslPassword);
+        }
         props.setProperty("ApplicationName", applicationName);
         props.setProperty("connectTimeout", "10");
         props.setProperty("socketTimeout", Long.toString(Math.max(0, socketTimeoutMs / 1000)));
@@ -41,7 +46,8 @@ public record ConnectionSettings(
 
     @Override
     public String toString() {
-        return "ConnectionSettings[url=" + url + ", user=" + user + ", password="
-            + (password == null ? "null" : "[hidden]") + ", application=" + applicationName + "]";
+        return "ConnectionSettings[url=" + DriverPropertyGuard.redact(url) + ", user=" + user + ", password="
+            + (password == null ? "null" : "[hidden]") + ", sslPassword=" + (sslPassword == null ? "null" : "[hidden]")
+            + ", application=" + applicationName + "]";
     }
 }

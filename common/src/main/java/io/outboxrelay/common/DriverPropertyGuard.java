@@ -2,6 +2,7 @@ package io.outboxrelay.common;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.config.ConfigException;
 import org.postgresql.Driver;
@@ -19,6 +20,11 @@ public final class DriverPropertyGuard {
     private static final String PREFIX = "jdbc:postgresql:";
     private static final Set<String> FORBIDDEN_LOWER = FORBIDDEN.stream()
         .map(p -> p.toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toUnmodifiableSet());
+
+    /** Driver properties that hold a secret, lower-cased, and the masked key that carries each instead. */
+    static final Map<String, String> SECRET_PROPERTIES = Map.of(
+        "password", ConnectionConfigKeys.PASSWORD,
+        "sslpassword", ConnectionConfigKeys.SSL_PASSWORD);
 
     private DriverPropertyGuard() {
     }
@@ -53,9 +59,10 @@ public final class DriverPropertyGuard {
             }
         }
         for (String name : parsed.stringPropertyNames()) {
-            if (name.strip().equalsIgnoreCase("password")) {
-                throw new ConfigException(key, redact(url),
-                    "must not carry the password; set connection.password, which is masked");
+            String secretKey = SECRET_PROPERTIES.get(name.strip().toLowerCase(Locale.ROOT));
+            if (secretKey != null) {
+                throw new ConfigException(key, redact(url), "must not carry the driver property '" + name.strip()
+                    + "': a URL is shown as stored by Connect's REST API; set " + secretKey + ", which is masked");
             }
         }
     }

@@ -2,8 +2,11 @@ package io.outboxrelay.common;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import javax.sql.DataSource;
 import org.postgresql.Driver;
 
 /**
@@ -20,10 +23,11 @@ public final class PostgresDataSources {
      */
     public static HikariDataSource pool(ConnectionSettings settings, int maxSize, String poolName) {
         HikariConfig cfg = new HikariConfig();
-        cfg.setJdbcUrl(settings.url());
-        // named explicitly: under plugin.path isolation DriverManager may not see the bundled driver
-        cfg.setDriverClassName(Driver.class.getName());
-        cfg.setDataSourceProperties(settings.driverProperties());
+        // a data source of our own rather than jdbcUrl + dataSourceProperties: HikariConfig logs those
+        // properties at DEBUG and masks only "password", not sslpassword; this one prints as the settings
+        // do, without secrets. It also opens sessions with the bundled driver directly, which DriverManager
+        // may not see under plugin.path isolation.
+        cfg.setDataSource(new SessionDataSource(settings));
         cfg.setPoolName(poolName);
         cfg.setMaximumPoolSize(maxSize);
         cfg.setMinimumIdle(0);
@@ -33,6 +37,69 @@ public final class PostgresDataSources {
         cfg.setAutoCommit(true);
         cfg.setRegisterMbeans(false);
         return new HikariDataSource(cfg);
+    }
+
+    /** Opens plain sessions with the settings; what the pool draws from. */
+    private static final class SessionDataSource implements DataSource {
+        private final ConnectionSettings settings;
+        private volatile int loginTimeoutSeconds;
+
+        SessionDataSource(ConnectionSettings settings) {
+            this.settings = settings;
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            return open(settings);
+        }
+
+        @Override
+        public Connection getConnection(String username, String password) throws SQLException {
+            throw new SQLFeatureNotSupportedException("sessions use the connector's configured credentials");
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+            // the driver logs through java.util.logging; nothing to write here
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+            loginTimeoutSeconds = seconds; // the driver's connectTimeout (in the settings) bounds a login
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return loginTimeoutSeconds;
+        }
+
+        @Override
+        public java.util.logging.Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> type) throws SQLException {
+            if (type.isInstance(this)) {
+                return type.cast(this);
+            }
+            throw new SQLException("not a wrapper for " + type.getName());
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> type) {
+            return type.isInstance(this);
+        }
+
+        @Override
+        public String toString() {
+            return settings.toString();
+        }
     }
 
     public static Connection open(ConnectionSettings settings) throws SQLException {

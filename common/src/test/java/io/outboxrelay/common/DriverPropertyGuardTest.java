@@ -113,6 +113,25 @@ class DriverPropertyGuardTest {
         assertThat(e.getMessage()).contains("connection.password").doesNotContain("CANARY-s3cr3t");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"sslpassword", "SSLPASSWORD", "sslPassword"})
+    void aClientKeyPasswordInTheUrlIsRejectedWithoutShowingIt(String name) {
+        String url = BASE + "?sslmode=verify-full&sslkey=/etc/relay/client.pk8&" + name + "=CANARY-s3cr3t";
+
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("connection.ssl.password").doesNotContain("CANARY-s3cr3t");
+    }
+
+    @Test
+    void settingsNeverShowEitherPasswordNorTheUrlsProperties() {
+        ConnectionSettings s = new ConnectionSettings(BASE + "?sslmode=verify-full&sslkey=/k", "relay", "CANARY-1",
+            "CANARY-2", 30_000, 60_000, 60_000, "off", "test");
+        assertThat(s.toString()).doesNotContain("CANARY").doesNotContain("sslkey").contains("[hidden]");
+        assertThat(s.driverProperties()).containsEntry("password", "CANARY-1").containsEntry("sslpassword", "CANARY-2");
+    }
+
     @Test
     void credentialsBeforeTheHostAreRejectedWithoutShowingThem() {
         String url = "jdbc:postgresql://relay:CANARY-s3cr3t@db.example:5432/app?sslmode=require";

@@ -33,7 +33,7 @@ class OutboxClaimerIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.get().createDatabase("claimer");
-        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
+        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, null, 30_000, 60_000,
             60_000, "off", "claimer-it"), 8, "claimer-it");
     }
 

@@ -19,7 +19,7 @@ class RelayMaintenanceIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.get().createDatabase("maintenance");
-        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, 30_000, 60_000,
+        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, null, 30_000, 60_000,
             60_000, "off", "maintenance-it"), 2, "maintenance-it");
     }
 

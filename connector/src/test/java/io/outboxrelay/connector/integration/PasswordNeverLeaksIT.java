@@ -44,6 +44,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 class PasswordNeverLeaksIT {
     private static final String CANARY = "CANARY-" + UUID.randomUUID();
     private static final String WRONG_CANARY = "CANARY-wrong-" + UUID.randomUUID();
+    /** connection.ssl.password rides along in every config (no client key here, so the driver never needs it). */
+    private static final String SSL_CANARY = "CANARY-ssl-" + UUID.randomUUID();
     private static final String ROLE = "relay_leak";
     /** Same password, own role: rotating its password leaves the relay running as {@link #ROLE} alone. */
     private static final String ROTATED_ROLE = "relay_rotated";
@@ -96,6 +98,7 @@ class PasswordNeverLeaksIT {
         cfg.put("name", name);
         cfg.put("connection.user", role);
         cfg.put("connection.password", password);
+        cfg.put("connection.ssl.password", SSL_CANARY);
         cfg.put("subscription.orders.topic", name + "-orders");
         cfg.put("outbox.backoff.initial.ms", "200");
         cfg.put("outbox.backoff.max.ms", "1000");
@@ -133,7 +136,8 @@ class PasswordNeverLeaksIT {
     /** Fails listing the offending lines (the canary masked), never printing the whole text. */
     private static void assertNoCanary(String where, String text) {
         // the whole value, or a fragment long enough to matter (a truncated or split value)
-        List<String> needles = List.of(CANARY, WRONG_CANARY, CANARY.substring(7, 31), WRONG_CANARY.substring(13, 37));
+        List<String> needles = List.of(CANARY, WRONG_CANARY, SSL_CANARY, CANARY.substring(7, 31),
+            WRONG_CANARY.substring(13, 37), SSL_CANARY.substring(11, 35));
         List<String> leaks = text.lines().filter(line -> needles.stream().anyMatch(line::contains))
             .map(line -> {
                 String masked = line;
@@ -172,7 +176,8 @@ class PasswordNeverLeaksIT {
     void validationRepliesNeverShowThePassword() throws IOException {
         WorkerRest.Reply ok = WorkerRest.validate(config(RUNNING, CANARY));
         assertThat(ok.json().get("error_count").asInt()).as(ok.body()).isZero();
-        assertThat(ok.body()).contains("\"name\":\"connection.password\",\"value\":\"[hidden]\"");
+        assertThat(ok.body()).contains("\"name\":\"connection.password\",\"value\":\"[hidden]\"")
+            .contains("\"name\":\"connection.ssl.password\",\"value\":\"[hidden]\"");
         assertNoCanary("validate reply", ok.body());
 
         WorkerRest.Reply wrong = WorkerRest.validate(config(RUNNING, WRONG_CANARY));
