@@ -209,19 +209,26 @@ public class OutboxRelayTask extends SourceTask {
         }
         metrics.claimed(claimed.size(), clock.millis() - now);
         metrics.leaseExpired((int) claimed.stream().filter(ClaimedRow::leaseExpired).count());
-        List<PendingRow> deliverable = new ArrayList<>(claimed.size());
+        List<ClaimedRow> accepted = new ArrayList<>(claimed.size());
         for (ClaimedRow row : claimed) {
             String reason = failures.rejectBeforeProducing(row);
             if (reason != null) {
                 failures.poisonLater(row, reason);
-                continue;
+            } else {
+                accepted.add(row);
             }
+        }
+        // before any row is tracked: if the poison write fails, nothing of this claim counts as in flight,
+        // and the whole claim is given back after the backoff (recoverLostLeases) instead of rows being
+        // held, and their leases extended, for records Connect never got
+        failures.flushPoison();
+        List<PendingRow> deliverable = new ArrayList<>(accepted.size());
+        for (ClaimedRow row : accepted) {
             PendingRow pending = factory.pending(row);
             pending.markHandedOut();
             tracker.track(pending);
             deliverable.add(pending);
         }
-        failures.flushPoison();
         out.addAll(failures.drainPoisonRecords(config.connector().poisonTopic()));
         factory.records(deliverable, out);
     }

@@ -135,6 +135,46 @@ class RelayFailureHandlingIT {
     }
 
     @Test
+    void aPoisonWriteThatFailsStrandsNoneOfItsBatch() {
+        // the first attempt to poison a row fails (a retriable serialization failure from a test trigger);
+        // the four good rows claimed with it must still be delivered, not held by the task as "in flight"
+        // records it never handed to Connect
+        TestDatabase db = TestPostgres.get().createDatabase("poison_write_fails");
+        db.execute("""
+            CREATE SEQUENCE poison_write_attempts;
+            CREATE FUNCTION fail_first_poison_write() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+            BEGIN
+              IF nextval('poison_write_attempts') = 1 THEN
+                RAISE EXCEPTION 'test: first poison write refused' USING ERRCODE = '40001';
+              END IF;
+              RETURN NEW;
+            END;
+            $fn$;
+            CREATE TRIGGER fail_first_poison_write BEFORE UPDATE ON events FOR EACH ROW
+              WHEN (OLD.poisoned_at IS NULL AND NEW.poisoned_at IS NOT NULL)
+              EXECUTE FUNCTION fail_first_poison_write();
+            """);
+        db.insertEvents(2, 2, "order.created");
+        long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(5_000) + "\"}");
+        db.insertEvents(2, 2, "order.created");
+        connector = "poison-write-fails";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "poison-write-fails-orders");
+        cfg.put("outbox.max.record.bytes", "2048");
+        cfg.put("outbox.backoff.initial.ms", "200");
+        cfg.put("outbox.lease.ms", "600000"); // a stranded row would stay leased for the whole test
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 4 && poisoned(db) == 1);
+        assertThat(db.queryLong("SELECT last_value FROM poison_write_attempts")).as("the refused write happened")
+            .isGreaterThanOrEqualTo(2);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq = ? AND poisoned_at IS NOT NULL", big))
+            .isEqualTo(1);
+        assertThat(TestConnect.countRecords("poison-write-fails-orders")).isEqualTo(4);
+        assertThat(TaskState.running(connector)).isTrue();
+    }
+
+    @Test
     void terminatedDatabaseSessionsAreRecoveredFromAndNothingIsLost() {
         TestDatabase db = TestPostgres.get().createDatabase("terminated");
         connector = "terminated";
