@@ -37,16 +37,28 @@ class RelayFailureHandlingIT {
         return db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL");
     }
 
-    @Test
-    void anOversizedRowIsPoisonedBeforeProducingAndRequeueDeliversItOnceTheLimitIsRaised() {
-        TestDatabase db = TestPostgres.get().createDatabase("oversized");
+    /** Four ordinary rows around one of ~5 KB; returns the big row's seq. */
+    private static long insertBatchWithOneOversizedRow(TestDatabase db) {
         db.insertEvents(2, 2, "order.created");
         long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(5_000) + "\"}");
         db.insertEvents(2, 2, "order.created");
-        connector = "oversized";
+        return big;
+    }
+
+    /** One relay task, subscription "orders" on {@code <connector>-orders}, a 2 KB record limit. */
+    private Map<String, String> smallRecordLimitConfig(TestDatabase db, String name) {
+        connector = name;
         Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-        cfg.put("subscription.orders.topic", "oversized-orders");
+        cfg.put("subscription.orders.topic", name + "-orders");
         cfg.put("outbox.max.record.bytes", "2048");
+        return cfg;
+    }
+
+    @Test
+    void anOversizedRowIsPoisonedBeforeProducingAndRequeueDeliversItOnceTheLimitIsRaised() {
+        TestDatabase db = TestPostgres.get().createDatabase("oversized");
+        long big = insertBatchWithOneOversizedRow(db);
+        Map<String, String> cfg = smallRecordLimitConfig(db, "oversized");
         cfg.put("outbox.poison.topic", "oversized-poison");
         TestConnect.cluster().configureConnector(connector, cfg);
 
@@ -154,13 +166,8 @@ class RelayFailureHandlingIT {
               WHEN (OLD.poisoned_at IS NULL AND NEW.poisoned_at IS NOT NULL)
               EXECUTE FUNCTION fail_first_poison_write();
             """);
-        db.insertEvents(2, 2, "order.created");
-        long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(5_000) + "\"}");
-        db.insertEvents(2, 2, "order.created");
-        connector = "poison-write-fails";
-        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-        cfg.put("subscription.orders.topic", "poison-write-fails-orders");
-        cfg.put("outbox.max.record.bytes", "2048");
+        long big = insertBatchWithOneOversizedRow(db);
+        Map<String, String> cfg = smallRecordLimitConfig(db, "poison-write-fails");
         cfg.put("outbox.backoff.initial.ms", "200");
         cfg.put("outbox.lease.ms", "600000"); // a stranded row would stay leased for the whole test
         TestConnect.cluster().configureConnector(connector, cfg);
