@@ -246,7 +246,14 @@ public class OutboxRelayTask extends SourceTask {
             (row.failed() ? failed : ok).add(row);
         }
         if (!failed.isEmpty()) {
-            failures.handleFailed(failed, clock.millis());
+            try {
+                failures.handleFailed(failed, clock.millis());
+            } catch (SQLException e) {
+                // the acknowledged rows are still to be stamped: keep them (the failed rows, no longer held,
+                // are given back by recoverLostLeases after the backoff)
+                unstamped = ok;
+                throw e;
+            }
             schedule.checkSuspectsBy(failures.nextRetryAt());
         }
         if (ok.isEmpty()) {

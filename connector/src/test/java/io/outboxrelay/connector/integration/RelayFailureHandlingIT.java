@@ -112,6 +112,70 @@ class RelayFailureHandlingIT {
     }
 
     @Test
+    void aReleaseThatFailsLosesNoStampOfTheRowsAcknowledgedWithIt() {
+        // One full claim: a row the broker rejects and 20 it accepts. Test triggers refuse the first release
+        // of the rejected row and every stamp until then, and make each UPDATE statement take 0.5 s (so the
+        // claim that follows the full one lets every acknowledgement arrive): the 20 acknowledged rows are
+        // waiting in the task, to be stamped, in the pass whose release of the rejected row fails. They must
+        // then be stamped once, not forgotten (and, their leases given back, delivered a second time).
+        TestDatabase db = TestPostgres.get().createDatabase("release_fails");
+        db.execute("""
+            CREATE SEQUENCE release_attempts;
+            CREATE FUNCTION release_attempts() RETURNS bigint LANGUAGE sql SECURITY DEFINER AS $$
+              SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM release_attempts
+            $$;
+            CREATE FUNCTION fail_first_release() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+            BEGIN
+              IF nextval('release_attempts') = 1 THEN
+                RAISE EXCEPTION 'test: release refused' USING ERRCODE = '40001';
+              END IF;
+              RETURN NEW;
+            END;
+            $fn$;
+            CREATE TRIGGER fail_first_release BEFORE UPDATE ON events FOR EACH ROW
+              WHEN (NEW.last_error IS NOT NULL AND NEW.lease_owner IS NULL AND NEW.poisoned_at IS NULL)
+              EXECUTE FUNCTION fail_first_release();
+            CREATE FUNCTION hold_stamps() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+            BEGIN
+              IF release_attempts() < 1 THEN
+                RAISE EXCEPTION 'test: stamp refused until a release was refused' USING ERRCODE = '40001';
+              END IF;
+              RETURN NEW;
+            END;
+            $fn$;
+            CREATE TRIGGER hold_stamps BEFORE UPDATE ON events FOR EACH ROW
+              WHEN (OLD.fanned_out_at IS NULL AND NEW.fanned_out_at IS NOT NULL)
+              EXECUTE FUNCTION hold_stamps();
+            CREATE FUNCTION slow_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
+            BEGIN
+              PERFORM pg_sleep(0.5);
+              RETURN NULL;
+            END;
+            $fn$;
+            CREATE TRIGGER slow_update BEFORE UPDATE ON events FOR EACH STATEMENT EXECUTE FUNCTION slow_update();
+            """);
+        TestConnect.cluster().kafka().createTopic("release-fails-orders", 1, 1, Map.of("max.message.bytes", "1500"));
+        db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(3_000) + "\"}");
+        db.insertEvents(20, 5, "order.created");
+        connector = "release-fails";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "release-fails-orders");
+        cfg.put("outbox.batch.size", "21");
+        cfg.put("outbox.max.attempts", "2");
+        cfg.put("errors.tolerance", "all");
+        cfg.put("outbox.backoff.initial.ms", "200");
+        cfg.put("outbox.backoff.max.ms", "1000");
+        cfg.put("outbox.lease.ms", "600000");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> poisoned(db) == 1 && stamped(db) == 20);
+        assertThat(db.queryLong("SELECT release_attempts()")).as("the refused release happened").isGreaterThanOrEqualTo(1);
+        assertThat(db.queryLong("SELECT max(attempts) FROM events WHERE poisoned_at IS NULL"))
+            .as("no acknowledged row was claimed again").isEqualTo(1);
+        assertThat(TestConnect.countRecords("release-fails-orders")).isEqualTo(20);
+    }
+
+    @Test
     void aRowThatKillsTheTaskFiveTimesIsPoisonedInsteadOfCrashLooping() {
         TestDatabase db = TestPostgres.get().createDatabase("killer");
         db.insertEvents(3, 3, "order.created");
