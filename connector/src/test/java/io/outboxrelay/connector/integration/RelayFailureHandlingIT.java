@@ -54,6 +54,48 @@ class RelayFailureHandlingIT {
         return cfg;
     }
 
+    /**
+     * A test trigger named {@code name}: an UPDATE of a row matching {@code when} fails with a retriable
+     * serialization failure (40001) while {@code refuseIf} holds. It also counts, in the sequence
+     * {@code name}, how often it was asked (read with {@link #timesAsked}): {@code refuseIf} may test
+     * {@code asked}, this call's number.
+     */
+    private static void refuseUpdates(TestDatabase db, String name, String when, String refuseIf) {
+        createTimesAsked(db);
+        db.execute("""
+            CREATE SEQUENCE %1$s;
+            CREATE FUNCTION %1$s() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+            DECLARE
+              asked bigint := nextval('%1$s');
+            BEGIN
+              IF %3$s THEN
+                RAISE EXCEPTION 'test: %1$s refused this update' USING ERRCODE = '40001';
+              END IF;
+              RETURN NEW;
+            END;
+            $fn$;
+            CREATE TRIGGER %1$s BEFORE UPDATE ON events FOR EACH ROW WHEN (%2$s) EXECUTE FUNCTION %1$s();
+            """.formatted(name, when, refuseIf));
+    }
+
+    /** How often the trigger of {@link #refuseUpdates} was asked (also from SQL: {@code times_asked(name)}). */
+    private static long timesAsked(TestDatabase db, String name) {
+        return db.queryLong("SELECT times_asked(?)", name);
+    }
+
+    private static void createTimesAsked(TestDatabase db) {
+        db.execute("""
+            CREATE OR REPLACE FUNCTION times_asked(seq_name text) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $fn$
+            DECLARE
+              n bigint;
+            BEGIN
+              EXECUTE format('SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM %I', seq_name) INTO n;
+              RETURN n;
+            END;
+            $fn$;
+            """);
+    }
+
     @Test
     void anOversizedRowIsPoisonedBeforeProducingAndRequeueDeliversItOnceTheLimitIsRaised() {
         TestDatabase db = TestPostgres.get().createDatabase("oversized");
@@ -119,33 +161,11 @@ class RelayFailureHandlingIT {
         // waiting in the task, to be stamped, in the pass whose release of the rejected row fails. They must
         // then be stamped once, not forgotten (and, their leases given back, delivered a second time).
         TestDatabase db = TestPostgres.get().createDatabase("release_fails");
+        refuseUpdates(db, "release_attempts", "NEW.last_error IS NOT NULL AND NEW.lease_owner IS NULL"
+            + " AND NEW.poisoned_at IS NULL", "asked = 1");
+        refuseUpdates(db, "stamp_attempts", "OLD.fanned_out_at IS NULL AND NEW.fanned_out_at IS NOT NULL",
+            "times_asked('release_attempts') < 1");
         db.execute("""
-            CREATE SEQUENCE release_attempts;
-            CREATE FUNCTION release_attempts() RETURNS bigint LANGUAGE sql SECURITY DEFINER AS $$
-              SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM release_attempts
-            $$;
-            CREATE FUNCTION fail_first_release() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
-            BEGIN
-              IF nextval('release_attempts') = 1 THEN
-                RAISE EXCEPTION 'test: release refused' USING ERRCODE = '40001';
-              END IF;
-              RETURN NEW;
-            END;
-            $fn$;
-            CREATE TRIGGER fail_first_release BEFORE UPDATE ON events FOR EACH ROW
-              WHEN (NEW.last_error IS NOT NULL AND NEW.lease_owner IS NULL AND NEW.poisoned_at IS NULL)
-              EXECUTE FUNCTION fail_first_release();
-            CREATE FUNCTION hold_stamps() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
-            BEGIN
-              IF release_attempts() < 1 THEN
-                RAISE EXCEPTION 'test: stamp refused until a release was refused' USING ERRCODE = '40001';
-              END IF;
-              RETURN NEW;
-            END;
-            $fn$;
-            CREATE TRIGGER hold_stamps BEFORE UPDATE ON events FOR EACH ROW
-              WHEN (OLD.fanned_out_at IS NULL AND NEW.fanned_out_at IS NOT NULL)
-              EXECUTE FUNCTION hold_stamps();
             CREATE FUNCTION slow_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
             BEGIN
               PERFORM pg_sleep(0.5);
@@ -169,7 +189,7 @@ class RelayFailureHandlingIT {
         TestConnect.cluster().configureConnector(connector, cfg);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> poisoned(db) == 1 && stamped(db) == 20);
-        assertThat(db.queryLong("SELECT release_attempts()")).as("the refused release happened").isGreaterThanOrEqualTo(1);
+        assertThat(timesAsked(db, "release_attempts")).as("the refused release happened").isGreaterThanOrEqualTo(1);
         assertThat(db.queryLong("SELECT max(attempts) FROM events WHERE poisoned_at IS NULL"))
             .as("no acknowledged row was claimed again").isEqualTo(1);
         assertThat(TestConnect.countRecords("release-fails-orders")).isEqualTo(20);
@@ -216,20 +236,8 @@ class RelayFailureHandlingIT {
         // the four good rows claimed with it must still be delivered, not held by the task as "in flight"
         // records it never handed to Connect
         TestDatabase db = TestPostgres.get().createDatabase("poison_write_fails");
-        db.execute("""
-            CREATE SEQUENCE poison_write_attempts;
-            CREATE FUNCTION fail_first_poison_write() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $fn$
-            BEGIN
-              IF nextval('poison_write_attempts') = 1 THEN
-                RAISE EXCEPTION 'test: first poison write refused' USING ERRCODE = '40001';
-              END IF;
-              RETURN NEW;
-            END;
-            $fn$;
-            CREATE TRIGGER fail_first_poison_write BEFORE UPDATE ON events FOR EACH ROW
-              WHEN (OLD.poisoned_at IS NULL AND NEW.poisoned_at IS NOT NULL)
-              EXECUTE FUNCTION fail_first_poison_write();
-            """);
+        refuseUpdates(db, "poison_write_attempts", "OLD.poisoned_at IS NULL AND NEW.poisoned_at IS NOT NULL",
+            "asked = 1");
         long big = insertBatchWithOneOversizedRow(db);
         Map<String, String> cfg = smallRecordLimitConfig(db, "poison-write-fails");
         cfg.put("outbox.backoff.initial.ms", "200");
@@ -237,8 +245,7 @@ class RelayFailureHandlingIT {
         TestConnect.cluster().configureConnector(connector, cfg);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 4 && poisoned(db) == 1);
-        assertThat(db.queryLong("SELECT last_value FROM poison_write_attempts")).as("the refused write happened")
-            .isGreaterThanOrEqualTo(2);
+        assertThat(timesAsked(db, "poison_write_attempts")).as("the refused write happened").isGreaterThanOrEqualTo(2);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq = ? AND poisoned_at IS NOT NULL", big))
             .isEqualTo(1);
         assertThat(TestConnect.countRecords("poison-write-fails-orders")).isEqualTo(4);
