@@ -14,26 +14,30 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * A daemon thread that LISTENs on one channel over its own session and calls {@code onWake} for
- * every batch of notifications. When the session breaks it reconnects with a doubling delay and
- * calls {@code onWake} once reconnected, because notifications sent meanwhile are lost.
+ * A daemon thread that LISTENs on one channel over its own session and calls {@code onNotify} for
+ * every batch of notifications. It calls {@code onListening} each time LISTEN is in place, the first
+ * time included: notifications sent before (while the task started, or while the session was broken
+ * and it reconnected with a doubling delay) were never delivered, so the owner looks for their work.
  */
 public final class PostgresListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
 
     private final ConnectionSettings settings;
     private final String channel;
-    private final Runnable onWake;
+    private final Runnable onNotify;
+    private final Runnable onListening;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private volatile Connection connection;
     private volatile long wakeups;
     private volatile boolean connected;
 
-    public PostgresListener(ConnectionSettings settings, String channel, Runnable onWake, String threadName) {
+    public PostgresListener(ConnectionSettings settings, String channel, Runnable onNotify, Runnable onListening,
+                            String threadName) {
         this.settings = settings;
         this.channel = channel;
-        this.onWake = onWake;
+        this.onNotify = onNotify;
+        this.onListening = onListening;
         Map<String, String> mdc = MDC.getCopyOfContextMap();
         this.thread = new Thread(() -> {
             if (mdc != null) {
@@ -80,16 +84,16 @@ public final class PostgresListener implements AutoCloseable {
                 connected = true;
                 if (!firstConnect) {
                     log.info("LISTEN {} re-established; sweeping for notifications missed meanwhile", channel);
-                    onWake.run();
                 }
                 firstConnect = false;
+                onListening.run();
                 delayMs = 500;
                 PGConnection pg = c.unwrap(PGConnection.class);
                 while (stopped.getCount() > 0) {
                     PGNotification[] batch = pg.getNotifications(500);
                     if (batch != null && batch.length > 0) {
                         wakeups++;
-                        onWake.run();
+                        onNotify.run();
                     }
                 }
             } catch (SQLException e) {

@@ -103,7 +103,7 @@ public class OutboxRelayTask extends SourceTask {
         }
         if (config.connector().listenEnabled()) {
             listener = new PostgresListener(settings, config.connector().notifyChannel(), this::requestClaim,
-                "outbox-relay-listen-" + owner);
+                this::claimAfterListenStarts, "outbox-relay-listen-" + owner);
             listener.start();
         }
         log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}, subject share {}/{}, listen {}",
@@ -115,6 +115,12 @@ public class OutboxRelayTask extends SourceTask {
     private void requestClaim() {
         schedule.request();
         metrics.notifyWakeup();
+        wake.signal();
+    }
+
+    /** LISTEN is (again) in place: rows committed before it may have notified no one. */
+    private void claimAfterListenStarts() {
+        schedule.request();
         wake.signal();
     }
 

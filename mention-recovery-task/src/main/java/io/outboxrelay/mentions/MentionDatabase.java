@@ -29,9 +29,11 @@ final class MentionDatabase implements AutoCloseable {
         String taskId = config.connectorSetting("task.id");
         HikariDataSource pool = PostgresDataSources.pool(settings, POOL_SIZE,
             MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
-        // a NOTIFY, or a LISTEN session re-established after notifications may have been lost, asks for a pass
+        // a NOTIFY asks for a pass, and so does LISTEN taking effect (at start, after the START pass may
+        // already have read, and after a reconnect): notifications sent before it reached no one
+        Runnable requestPass = () -> trigger.request(ScanTrigger.Kind.NOTIFY);
         PostgresListener listener = config.notifyChannel()
-            .map(channel -> new PostgresListener(settings, channel, () -> trigger.request(ScanTrigger.Kind.NOTIFY),
+            .map(channel -> new PostgresListener(settings, channel, requestPass, requestPass,
                 "outbox-relay-mentions-listener"))
             .orElse(null);
         if (listener != null) {

@@ -1,0 +1,59 @@
+package io.outboxrelay.mentions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresListener;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shared LISTEN thread (common's PostgresListener, tested here where a real server is at hand): it
+ * tells its owner each time LISTEN is in place, the first time included, because a notification sent
+ * before that (while the task was starting, or while the session was being re-established) reached no
+ * one. The mention task asks for a pass then, the relay for a claim.
+ */
+class PostgresListenerIT {
+    private static PostgresFixture pg;
+    private static String url;
+
+    @BeforeAll
+    static void start() throws Exception {
+        pg = new PostgresFixture();
+        url = pg.createDatabase();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        pg.close();
+    }
+
+    @Test
+    void theOwnerHearsWhenListenIsInPlaceAtStartAndAfterEveryReconnectAndHearsEveryNotify() throws Exception {
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", "listener-it");
+        try (PostgresListener listener = new PostgresListener(settings, "listener_it", notified::incrementAndGet,
+                listening::incrementAndGet, "listener-it");
+             Connection owner = pg.owner(url)) {
+            listener.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+            assertThat(notified).as("no notification was sent yet").hasValue(0);
+
+            owner.createStatement().execute("SELECT pg_notify('listener_it', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1);
+
+            int pid = listener.backendPid();
+            owner.createStatement().execute("SELECT pg_terminate_backend(" + pid + ")");
+            await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 2);
+            assertThat(listener.backendPid()).isNotEqualTo(pid);
+            assertThat(notified).as("a reconnect is not a notification").hasValue(1);
+        }
+    }
+}
