@@ -139,11 +139,14 @@ public class OutboxRelayTask extends SourceTask {
             settle();
             maybeExtendLeases(now);
             maintenance.run(now);
-            List<SourceRecord> out = failures.drainPoisonRecords(config.connector().poisonTopic());
+            List<SourceRecord> out = new ArrayList<>();
             ClaimSchedule.Due due = schedule.due(now, hasRoom());
             if (due != null) {
                 claimInto(out, now, due);
             }
+            // after the claim, which may fail: rows poisoned by settle() or the claim are described once
+            // this pass has nothing left to throw
+            out.addAll(failures.drainPoisonRecords(config.connector().poisonTopic()));
             passBackoff.reset();
             reachedDatabase = true;
             if (!out.isEmpty()) {
@@ -165,6 +168,9 @@ public class OutboxRelayTask extends SourceTask {
             }
             long delay = passBackoff.nextDelayMs();
             backoffUntil = clock.millis() + delay;
+            // the failed pass may have been the lease extension, or kept it from running: extend on the next
+            // pass that works rather than a whole period later, when leases of rows in flight may have lapsed
+            nextLeaseExtensionAt = 0;
             // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's
             // reconnect): claim again when the backoff ends instead of waiting for the next one or the sweep
             schedule.request();
@@ -185,9 +191,7 @@ public class OutboxRelayTask extends SourceTask {
      * connection: give back every row leased under this task's name that it does not hold.
      */
     private void recoverLostLeases() throws SQLException {
-        long[] held = java.util.stream.Stream.concat(tracker.inFlight().stream(), unstamped.stream())
-            .mapToLong(PendingRow::seq).toArray();
-        int released = claimer.releaseUnknownLeases(held);
+        int released = claimer.releaseUnknownLeases(heldSeqs());
         if (released > 0) {
             log.info("Recovered {} rows whose claim result was lost with the connection; retrying them one by one",
                 released);
@@ -235,7 +239,6 @@ public class OutboxRelayTask extends SourceTask {
             tracker.track(pending);
             deliverable.add(pending);
         }
-        out.addAll(failures.drainPoisonRecords(config.connector().poisonTopic()));
         factory.records(deliverable, out);
     }
 
@@ -288,11 +291,16 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
-        if (tracker.inFlightCount() == 0) {
+        if (tracker.inFlightCount() == 0 && unstamped.isEmpty()) {
             return;
         }
-        long[] seqs = tracker.inFlight().stream().mapToLong(PendingRow::seq).toArray();
-        claimer.extendLeases(seqs);
+        claimer.extendLeases(heldSeqs());
+    }
+
+    /** Rows this task holds: in flight, and acknowledged but not yet stamped (a stamp failed). */
+    private long[] heldSeqs() {
+        return java.util.stream.Stream.concat(tracker.inFlight().stream(), unstamped.stream())
+            .mapToLong(PendingRow::seq).toArray();
     }
 
     private long leaseExtensionPeriodMs() {

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.NamedSql;
+import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -39,15 +40,33 @@ final class RelayMaintenance {
         this.metrics = metrics;
     }
 
-    void run(long nowMs) throws SQLException {
+    /**
+     * Probes the backlog and deletes a retention batch when due. Never throws: housekeeping that fails
+     * (a statement timeout on a large table, a lock timeout) is logged and tried again at its next
+     * interval, and must not stop the pass that claims and stamps rows.
+     */
+    void run(long nowMs) {
         if (nowMs >= nextBacklogAt) {
             nextBacklogAt = nowMs + BACKLOG_INTERVAL_MS;
-            probeBacklog();
+            try {
+                probeBacklog();
+            } catch (SQLException e) {
+                log.warn("{}; the backlog gauges keep their last value until the next probe in {} ms",
+                    PostgresErrorClassifier.classify("Reading the outbox backlog", e).getMessage(), BACKLOG_INTERVAL_MS);
+            }
         }
         if (retentionMs > 0 && !retentionDenied && nowMs >= nextRetentionAt) {
-            int deleted = deleteRetainedBatch();
-            // a full batch means more is due: come back on the next poll, otherwise at the interval
-            nextRetentionAt = deleted == RETENTION_BATCH ? nowMs : nowMs + retentionIntervalMs;
+            nextRetentionAt = nowMs + retentionIntervalMs;
+            try {
+                // a full batch means more is due: come back on the next poll, otherwise at the interval
+                if (deleteRetainedBatch() == RETENTION_BATCH) {
+                    nextRetentionAt = nowMs;
+                }
+            } catch (SQLException e) {
+                log.warn("{}; retention tries again in {} ms, the relay is unaffected",
+                    PostgresErrorClassifier.classify("Deleting fanned rows past outbox.retention.ms", e).getMessage(),
+                    retentionIntervalMs);
+            }
         }
     }
 
