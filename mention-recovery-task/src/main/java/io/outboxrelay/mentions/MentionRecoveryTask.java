@@ -55,6 +55,8 @@ public class MentionRecoveryTask extends SourceTask {
     private MentionAckTracker acks;
     private Backoff backoff;
     private MentionPass pass;
+    /** Acknowledged messages whose mark failed; marked with the next ones. Task thread only. */
+    private final List<String> unmarked = new ArrayList<>();
 
     public MentionRecoveryTask() {
         this(Clock.systemUTC(), MentionDatabase::open, MAX_POLL_WAIT);
@@ -186,20 +188,30 @@ public class MentionRecoveryTask extends SourceTask {
         mark(acks.drainAcked());
     }
 
+    /**
+     * Marks messages routed, together with any whose mark failed before: every one of them had all its
+     * records acknowledged, so they are kept and marked at the next chance instead of being published
+     * again by the next pass.
+     */
     private void mark(List<String> messageIds) {
-        if (messageIds.isEmpty()) {
+        if (messageIds.isEmpty() && unmarked.isEmpty()) {
             return;
         }
+        List<String> ids = new ArrayList<>(unmarked);
+        ids.addAll(messageIds);
         try {
-            int n = store.markRouted(messageIds, clock.millis());
+            int n = store.markRouted(ids, clock.millis());
+            unmarked.clear();
             metrics.marked(n);
             if (pass != null) {
                 pass.marked(n);
             }
         } catch (SQLException e) {
+            unmarked.clear();
+            unmarked.addAll(ids);
             if (!stopping) {
-                log.warn("{}; those messages stay unrouted and are scanned again next pass",
-                    MentionErrors.describe("marking " + messageIds.size() + " message(s) routed", e));
+                log.warn("{}; they were delivered and are marked again at the next poll",
+                    MentionErrors.describe("marking " + ids.size() + " message(s) routed", e));
             }
         }
     }
@@ -275,6 +287,11 @@ public class MentionRecoveryTask extends SourceTask {
         ScanTrigger t = trigger;
         if (t != null) {
             t.wake();
+        }
+        if (store != null) {
+            // stop() runs on the task thread after the last poll(): acknowledgements that arrived since are
+            // marked now, or the next start would publish their messages again
+            mark(acks.drainAcked());
         }
         AutoCloseable r = resources;
         resources = null;

@@ -13,11 +13,11 @@ import java.util.Map;
 public interface MentionStore {
 
     /**
-     * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms <= cutoff},
+     * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms < cutoff} (strictly older than the minimum age),
      * ascending seq, skipping messages held by a live session.
      *
      * @param afterSeq the pass-local seq floor, never persisted
-     * @param cutoffUnixMs newest message time to include ({@link Long#MAX_VALUE} for all)
+     * @param cutoffUnixMs messages from this time on are left out ({@link Long#MAX_VALUE} for all)
      * @param liveSinceUnixMs a session seen at or after this, and not ended, is live
      */
     List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)

@@ -4,7 +4,8 @@
 
 -- name: ReadUnroutedBatch
 -- 1 scanLocalFloor: seq floor local to one pass (0 at its start, the last seq read after each batch)
--- 2 cutoff: newest at_unix_ms to include (now - mentions.min.age.ms for periodic passes, else max)
+-- 2 cutoff: at_unix_ms must be below it (now - mentions.min.age.ms for periodic passes, else max):
+--   messages strictly older than the minimum age
 -- 3 liveSince: a session seen at or after this (and not ended) is live
 -- 4 batch: mentions.batch.size
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
@@ -15,7 +16,7 @@ SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.manda
   JOIN channels c ON c.id = t.channel_id
  WHERE m.mentions_routed_at IS NULL
    AND m.seq > ?
-   AND m.at_unix_ms <= ?
+   AND m.at_unix_ms < ?
    AND NOT EXISTS (
          SELECT 1
            FROM held_messages h

@@ -35,6 +35,7 @@ final class FakeMentionStore implements MentionStore {
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
     SQLException failNextRead;
+    SQLException failNextMark;
 
     void addMessage(String id, long seq, long atUnixMs, String channelId, String authorId, String blocksJson) {
         messages.put(id, new Row(new UnroutedMessage(id, seq, authorId, channelId, false, blocksJson), atUnixMs));
@@ -61,7 +62,7 @@ final class FakeMentionStore implements MentionStore {
             throw e;
         }
         return messages.values().stream()
-            .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs <= cutoffUnixMs)
+            .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs < cutoffUnixMs)
             .map(r -> r.message)
             .sorted((a, b) -> Long.compare(a.seq(), b.seq()))
             .limit(limit)
@@ -89,8 +90,13 @@ final class FakeMentionStore implements MentionStore {
     }
 
     @Override
-    public int markRouted(Collection<String> messageIds, long routedAtUnixMs) {
+    public int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException {
         calls.add("mark:" + String.join(",", messageIds));
+        if (failNextMark != null) {
+            SQLException e = failNextMark;
+            failNextMark = null;
+            throw e;
+        }
         int n = 0;
         for (String id : messageIds) {
             Row row = messages.get(id);

@@ -97,11 +97,13 @@ class JdbcMentionStoreIT {
     }
 
     @Test
-    void readsOnlyMessagesAtOrBeforeTheCutoff() throws SQLException {
+    void readsOnlyMessagesStrictlyOlderThanTheCutoff() throws SQLException {
         message(owner, "old", "ch", "u", "a", NOW - 60_000);
-        message(owner, "young", "ch", "u", "b", NOW);
+        message(owner, "just-old-enough", "ch", "u", "b", NOW - 30_001);
+        message(owner, "exactly-min-age", "ch", "u", "c", NOW - 30_000); // not yet "older than" the minimum
+        message(owner, "young", "ch", "u", "d", NOW);
 
-        assertThat(ids(store.readUnrouted(0, NOW - 30_000, LIVE_SINCE, 10))).containsExactly("old");
+        assertThat(ids(store.readUnrouted(0, NOW - 30_000, LIVE_SINCE, 10))).containsExactly("old", "just-old-enough");
     }
 
     @Test

@@ -118,6 +118,33 @@ class MentionRecoveryTaskTest {
     }
 
     @Test
+    void aMarkThatFailsIsRetriedInsteadOfPublishingTheMessageAgain() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+        store.failNextMark = new SQLException("terminating connection due to administrator command", "57P01");
+
+        task.commitRecord(records.get(0), ACK);
+        pollUntilIdle();
+
+        assertThat(store.routedAt("m1")).as("marked by the retry").isEqualTo(T0.toEpochMilli());
+        assertThat(store.calls.stream().filter(c -> c.startsWith("owed:"))).as("published once").hasSize(1);
+        assertThat(store.calls).containsSubsequence("mark:m1", "mark:m1");
+    }
+
+    @Test
+    void acknowledgementsThatArriveAfterTheLastPollAreMarkedAtStop() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+
+        task.commitRecord(records.get(0), ACK); // the producer acknowledges; Connect then stops the task
+        task.stop();
+
+        assertThat(store.routedAt("m1")).isEqualTo(T0.toEpochMilli());
+    }
+
+    @Test
     void leavesAMessageUnroutedWhenOneOfItsRecordsWasNotDeliveredAndRecoversItNextPass() throws Exception {
         store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada @bob"));
         start();
