@@ -52,6 +52,8 @@ public class OutboxRelayTask extends SourceTask {
     private ClaimSchedule schedule;
     private long nextLeaseExtensionAt;
     private List<PendingRow> unstamped = new ArrayList<>();
+    /** Rows a failed claim leased (and counted an attempt for) without handing them to Connect. */
+    private final List<Long> neverHandedOut = new ArrayList<>();
 
     public OutboxRelayTask() {
         this(Clock.systemUTC());
@@ -191,6 +193,13 @@ public class OutboxRelayTask extends SourceTask {
      * connection: give back every row leased under this task's name that it does not hold.
      */
     private void recoverLostLeases() throws SQLException {
+        if (!neverHandedOut.isEmpty()) {
+            long[] seqs = neverHandedOut.stream().mapToLong(Long::longValue).toArray();
+            int[] givebacks = new int[seqs.length];
+            java.util.Arrays.fill(givebacks, 1);
+            claimer.release(seqs, givebacks, new long[seqs.length], new String[seqs.length]);
+            neverHandedOut.clear();
+        }
         int released = claimer.releaseUnknownLeases(heldSeqs());
         if (released > 0) {
             log.info("Recovered {} rows whose claim result was lost with the connection; retrying them one by one",
@@ -204,34 +213,40 @@ public class OutboxRelayTask extends SourceTask {
             metrics.sweep();
         }
         List<ClaimedRow> claimed = new ArrayList<>();
-        if (due.suspects()) {
-            claimed.addAll(claimer.claim(false, 1));
-            metrics.retried(claimed.size());
-            failures.retryTimesPassed(now);
-        }
-        boolean suspectFound = !claimed.isEmpty();
-        int batchSize = config.connector().batchSize();
-        List<ClaimedRow> fresh = claimer.claim(true, batchSize);
-        schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
-        claimed.addAll(fresh);
-        if (claimed.isEmpty()) {
-            return;
-        }
-        metrics.claimed(claimed.size(), clock.millis() - now);
-        metrics.leaseExpired((int) claimed.stream().filter(ClaimedRow::leaseExpired).count());
-        List<ClaimedRow> accepted = new ArrayList<>(claimed.size());
-        for (ClaimedRow row : claimed) {
-            String reason = failures.rejectBeforeProducing(row);
-            if (reason != null) {
-                failures.poisonLater(row, reason);
-            } else {
-                accepted.add(row);
+        List<ClaimedRow> accepted = new ArrayList<>();
+        try {
+            if (due.suspects()) {
+                claimed.addAll(claimer.claim(false, 1));
+                metrics.retried(claimed.size());
+                failures.retryTimesPassed(now);
             }
+            boolean suspectFound = !claimed.isEmpty();
+            int batchSize = config.connector().batchSize();
+            List<ClaimedRow> fresh = claimer.claim(true, batchSize);
+            schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
+            claimed.addAll(fresh);
+            if (claimed.isEmpty()) {
+                return;
+            }
+            metrics.claimed(claimed.size(), clock.millis() - now);
+            metrics.leaseExpired((int) claimed.stream().filter(ClaimedRow::leaseExpired).count());
+            for (ClaimedRow row : claimed) {
+                String reason = failures.rejectBeforeProducing(row);
+                if (reason != null) {
+                    failures.poisonLater(row, reason);
+                } else {
+                    accepted.add(row);
+                }
+            }
+            // before any row is tracked: if the poison write fails, nothing of this claim counts as in flight
+            // (no row held, and its lease extended, for records Connect never got)
+            failures.flushPoison();
+        } catch (SQLException e) {
+            // these rows are leased and their attempt counted, but none reached Connect: after the backoff
+            // recoverLostLeases gives them back with that attempt returned
+            claimed.forEach(row -> neverHandedOut.add(row.seq()));
+            throw e;
         }
-        // before any row is tracked: if the poison write fails, nothing of this claim counts as in flight,
-        // and the whole claim is given back after the backoff (recoverLostLeases) instead of rows being
-        // held, and their leases extended, for records Connect never got
-        failures.flushPoison();
         List<PendingRow> deliverable = new ArrayList<>(accepted.size());
         for (ClaimedRow row : accepted) {
             PendingRow pending = factory.pending(row);

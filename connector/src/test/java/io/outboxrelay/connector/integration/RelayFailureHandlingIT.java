@@ -249,6 +249,8 @@ class RelayFailureHandlingIT {
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq = ? AND poisoned_at IS NOT NULL", big))
             .isEqualTo(1);
         assertThat(TestConnect.countRecords("poison-write-fails-orders")).isEqualTo(4);
+        assertThat(db.queryLong("SELECT max(attempts) FROM events WHERE poisoned_at IS NULL"))
+            .as("the failed claim's attempt was given back: its rows never reached Connect").isEqualTo(1);
         assertThat(TaskState.running(connector)).isTrue();
     }
 
