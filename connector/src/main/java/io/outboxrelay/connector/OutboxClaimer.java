@@ -167,6 +167,11 @@ final class OutboxClaimer {
         }
     }
 
+    /** Gives leases back for an immediate claim (no retry delay, no error); {@code givebacks} as above. */
+    void releaseNow(long[] seqs, int[] givebacks) throws SQLException {
+        release(seqs, givebacks, new long[seqs.length], new String[seqs.length]);
+    }
+
     /** Poisons rows with a reason each; returns the rows this call poisoned. */
     List<PoisonedRow> poison(long[] seqs, String[] reasons) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql)) {

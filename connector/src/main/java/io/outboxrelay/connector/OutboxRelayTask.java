@@ -12,8 +12,10 @@ import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
@@ -51,7 +53,7 @@ public class OutboxRelayTask extends SourceTask {
     private boolean leasesToRecover;
     private ClaimSchedule schedule;
     private long nextLeaseExtensionAt;
-    private List<PendingRow> unstamped = new ArrayList<>();
+    private final List<PendingRow> unstamped = new ArrayList<>();
     /** Rows a failed claim leased (and counted an attempt for) without handing them to Connect. */
     private final List<Long> neverHandedOut = new ArrayList<>();
 
@@ -196,8 +198,8 @@ public class OutboxRelayTask extends SourceTask {
         if (!neverHandedOut.isEmpty()) {
             long[] seqs = neverHandedOut.stream().mapToLong(Long::longValue).toArray();
             int[] givebacks = new int[seqs.length];
-            java.util.Arrays.fill(givebacks, 1);
-            claimer.release(seqs, givebacks, new long[seqs.length], new String[seqs.length]);
+            Arrays.fill(givebacks, 1);
+            claimer.releaseNow(seqs, givebacks);
             neverHandedOut.clear();
         }
         int released = claimer.releaseUnknownLeases(heldSeqs());
@@ -263,42 +265,32 @@ public class OutboxRelayTask extends SourceTask {
         if (done.isEmpty() && unstamped.isEmpty()) {
             return;
         }
-        List<PendingRow> ok = unstamped;
-        unstamped = new ArrayList<>();
+        // acknowledged rows stay in 'unstamped' until their stamp commits: whatever fails below (the
+        // release of failed rows, the stamp itself), they are held and stamped after the backoff
         List<PendingRow> failed = new ArrayList<>();
         for (PendingRow row : done) {
-            (row.failed() ? failed : ok).add(row);
+            (row.failed() ? failed : unstamped).add(row);
         }
         if (!failed.isEmpty()) {
-            try {
-                failures.handleFailed(failed, clock.millis());
-            } catch (SQLException e) {
-                // the acknowledged rows are still to be stamped: keep them (the failed rows, no longer held,
-                // are given back by recoverLostLeases after the backoff)
-                unstamped = ok;
-                throw e;
-            }
+            // on failure, the failed rows (no longer held) are given back by recoverLostLeases
+            failures.handleFailed(failed, clock.millis());
             schedule.checkSuspectsBy(failures.nextRetryAt());
         }
-        if (ok.isEmpty()) {
+        if (unstamped.isEmpty()) {
             return;
         }
-        long[] seqs = new long[ok.size()];
-        String[] fanouts = new String[ok.size()];
-        String[] ids = new String[ok.size()];
+        long[] seqs = new long[unstamped.size()];
+        String[] fanouts = new String[unstamped.size()];
+        String[] ids = new String[unstamped.size()];
         for (int i = 0; i < seqs.length; i++) {
-            seqs[i] = ok.get(i).seq();
-            fanouts[i] = ok.get(i).fanoutJson();
-            ids[i] = ok.get(i).row().id();
+            seqs[i] = unstamped.get(i).seq();
+            fanouts[i] = unstamped.get(i).fanoutJson();
+            ids[i] = unstamped.get(i).row().id();
         }
         long start = clock.millis();
-        try {
-            int stamped = claimer.stamp(seqs, fanouts, ids);
-            metrics.stamped(stamped, clock.millis() - start);
-        } catch (SQLException e) {
-            unstamped = ok; // delivered: keep them and stamp again after the backoff, never drop them
-            throw e;
-        }
+        int stamped = claimer.stamp(seqs, fanouts, ids);
+        unstamped.clear();
+        metrics.stamped(stamped, clock.millis() - start);
     }
 
     private void maybeExtendLeases(long now) throws SQLException {
@@ -314,7 +306,7 @@ public class OutboxRelayTask extends SourceTask {
 
     /** Rows this task holds: in flight, and acknowledged but not yet stamped (a stamp failed). */
     private long[] heldSeqs() {
-        return java.util.stream.Stream.concat(tracker.inFlight().stream(), unstamped.stream())
+        return Stream.concat(tracker.inFlight().stream(), unstamped.stream())
             .mapToLong(PendingRow::seq).toArray();
     }
 

@@ -181,7 +181,7 @@ final class RelayFailureHandler {
             seqs[i] = row.seq();
             givebacks[i++] = row.handedOut() ? 0 : 1;
         }
-        claimer.release(seqs, givebacks, new long[seqs.length], new String[seqs.length]);
+        claimer.releaseNow(seqs, givebacks);
         log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once",
             seqs.length);
     }
