@@ -55,7 +55,7 @@ public class MentionRecoveryTask extends SourceTask {
     private MentionAckTracker acks;
     private Backoff backoff;
     private MentionPass pass;
-    /** Acknowledged messages whose mark failed; marked with the next ones. Task thread only. */
+    /** Acknowledged messages to mark (kept when a mark fails, marked with the next ones). Task thread only. */
     private final List<String> unmarked = new ArrayList<>();
 
     public MentionRecoveryTask() {
@@ -194,24 +194,21 @@ public class MentionRecoveryTask extends SourceTask {
      * again by the next pass.
      */
     private void mark(List<String> messageIds) {
-        if (messageIds.isEmpty() && unmarked.isEmpty()) {
+        unmarked.addAll(messageIds);
+        if (unmarked.isEmpty()) {
             return;
         }
-        List<String> ids = new ArrayList<>(unmarked);
-        ids.addAll(messageIds);
         try {
-            int n = store.markRouted(ids, clock.millis());
+            int n = store.markRouted(unmarked, clock.millis());
             unmarked.clear();
             metrics.marked(n);
             if (pass != null) {
                 pass.marked(n);
             }
         } catch (SQLException e) {
-            unmarked.clear();
-            unmarked.addAll(ids);
             if (!stopping) {
                 log.warn("{}; they were delivered and are marked again at the next poll",
-                    MentionErrors.describe("marking " + ids.size() + " message(s) routed", e));
+                    MentionErrors.describe("marking " + unmarked.size() + " message(s) routed", e));
             }
         }
     }
