@@ -34,6 +34,9 @@ public record ConnectionSettings(
             props.setProperty("sslpassword", sslPassword);
         }
         props.setProperty("ApplicationName", applicationName);
+        // the schema needs PostgreSQL 13 (gen_random_uuid); saying so lets the driver send the application
+        // name at login, so a session is named in pg_stat_activity from its first moment and no SET follows
+        props.setProperty("assumeMinServerVersion", "13");
         props.setProperty("connectTimeout", "10");
         props.setProperty("socketTimeout", Long.toString(Math.max(0, socketTimeoutMs / 1000)));
         props.setProperty("tcpKeepAlive", "true");

@@ -35,6 +35,11 @@ public final class PostgresDataSources {
         cfg.setConnectionTimeout(10_000);
         cfg.setValidationTimeout(5_000);
         cfg.setAutoCommit(true);
+        // Stated rather than detected: HikariCP (7.1.0) reads the default isolation once, from the pool's
+        // first session, and when that session dies meanwhile (a terminated backend, a failover) it keeps
+        // "unknown" and asks every later session to switch to isolation level -1, which the driver refuses:
+        // the pool never opens another session. The claim and stamp statements are written for READ COMMITTED.
+        cfg.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         cfg.setRegisterMbeans(false);
         return new HikariDataSource(cfg);
     }

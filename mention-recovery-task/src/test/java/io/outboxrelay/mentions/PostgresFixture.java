@@ -38,6 +38,10 @@ final class PostgresFixture implements AutoCloseable {
         return "jdbc:postgresql://localhost:" + pg.getPort() + "/" + name;
     }
 
+    int port() {
+        return pg.getPort();
+    }
+
     /** A superuser session (the schema owner, as an operator applying migrations). */
     Connection owner(String url) throws SQLException {
         return DriverManager.getConnection(url, "postgres", "postgres");
