@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.time.LocalTime;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.BooleanSupplier;
@@ -61,30 +60,6 @@ final class FaultScenarios {
         for (int done = 0; done < count; done += 5_000) {
             db.insertEvents(Math.min(5_000, count - done), subjects, TYPES.toArray(new String[0]));
         }
-    }
-
-    /**
-     * Makes every UPDATE of a row of {@code table} take about {@code microsPerRow} longer (a test-only
-     * trigger around pg_sleep, which waits whole milliseconds), which slows claims, stamps, lease releases
-     * and mention marks alike. A scenario whose fault must land while a backlog drains uses it, so that
-     * "mid-drain" does not depend on the machine's speed: unthrottled, a fast relay finishes a
-     * default-suite backlog between the test's progress check and the fault.
-     */
-    static void throttleRowUpdates(TestDatabase db, String table, int microsPerRow) {
-        db.execute(String.format(Locale.ROOT, """
-            CREATE FUNCTION faults_throttle_%1$s() RETURNS trigger LANGUAGE plpgsql AS $fn$
-            BEGIN
-              PERFORM pg_sleep(%2$f);
-              RETURN NEW;
-            END;
-            $fn$;
-            CREATE TRIGGER faults_throttle BEFORE UPDATE ON %1$s FOR EACH ROW EXECUTE FUNCTION faults_throttle_%1$s();
-            """, table, microsPerRow / 1_000_000.0));
-    }
-
-    /** Takes {@link #throttleRowUpdates} away again once the fault has landed: the rest drains at full speed. */
-    static void unthrottleRowUpdates(TestDatabase db, String table) {
-        db.execute("DROP TRIGGER faults_throttle ON " + table);
     }
 
     /** Waits until no row is pending; on timeout the message shows the outbox's state. */

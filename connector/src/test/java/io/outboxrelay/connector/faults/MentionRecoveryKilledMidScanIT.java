@@ -50,7 +50,7 @@ class MentionRecoveryKilledMidScanIT {
             + "SELECT 'm-' || g, 't1', 'human-1', '[{\"type\":\"text\",\"text\":\"hi @ada and @bob\"}]'::jsonb, "
             + "(extract(epoch FROM now()) * 1000)::bigint - 3600000 FROM generate_series(1, " + messages + ") g");
 
-        FaultScenarios.throttleRowUpdates(db, "messages", 1_000); // the kill lands mid-scan on any machine
+        db.throttleRowUpdates("messages", 1_000); // the kill lands mid-scan on any machine
         String name = "mentions-kill";
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
         worker = new ConnectWorkerProcess(name, bootstrap).start();
@@ -71,7 +71,7 @@ class MentionRecoveryKilledMidScanIT {
         log("SIGKILLed the worker mid-scan: %d of %d messages marked, %d owed rows", markedAtKill, messages,
             db.queryLong("SELECT count(*) FROM owed_mentions"));
         assertThat(markedAtKill).as("the kill must land mid-scan").isLessThan(messages);
-        FaultScenarios.unthrottleRowUpdates(db, "messages");
+        db.unthrottleRowUpdates("messages");
         FaultScenarios.logged("after SIGKILL", check(db, bootstrap, topic, messages)).assertStampsBacked();
         assertThat(db.queryLong("SELECT count(*) FROM messages m WHERE mentions_routed_at IS NOT NULL AND "
             + "(SELECT count(*) FROM owed_mentions o WHERE o.message_id = m.id) <> 2"))

@@ -68,7 +68,7 @@ class PostgresStoppedImmediatelyIT {
         connector = CONNECTOR_PREFIX + synchronousCommit; // own topics per run
         TestDatabase db = server.createDatabase("faults_pg_immediate_sync_" + synchronousCommit);
         FaultScenarios.insertEvents(db, events, 300);
-        FaultScenarios.throttleRowUpdates(db, "events", 1_000); // ~1,000 rows/s: the crash lands mid-drain
+        db.throttleRowUpdates("events", 1_000); // ~1,000 rows/s: the crash lands mid-drain
         List<Subscription> subscriptions = FaultScenarios.subscriptions(connector);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
@@ -96,7 +96,7 @@ class PostgresStoppedImmediatelyIT {
             log("PostgreSQL stopped -m immediate mid-drain; down for %s", outage);
             Thread.sleep(outage.toMillis());
             server.start();
-            FaultScenarios.unthrottleRowUpdates(db, "events");
+            db.unthrottleRowUpdates("events");
             long stampedAtRestart = OutboxLedger.stamped(db);
             log("PostgreSQL started again (crash recovery done); %d of %d rows stamped: %s", stampedAtRestart, events,
                 OutboxLedger.state(db));

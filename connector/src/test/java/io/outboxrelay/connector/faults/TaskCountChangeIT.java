@@ -40,7 +40,7 @@ class TaskCountChangeIT {
         int events = FaultScenarios.events(8_000, 20_000);
         TestDatabase db = TestPostgres.get().createDatabase("faults_task_count");
         FaultScenarios.insertEvents(db, events, 500);
-        FaultScenarios.throttleRowUpdates(db, "events", 1_000);
+        db.throttleRowUpdates("events", 1_000);
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
@@ -63,7 +63,7 @@ class TaskCountChangeIT {
                     () -> "tasks not running: " + TestConnect.cluster().connectorStatus(CONNECTOR));
                 log("%d tasks running", tasks);
             }
-            FaultScenarios.unthrottleRowUpdates(db, "events");
+            db.unthrottleRowUpdates("events");
             ChildJvm.sleep(3_000); // the last shape runs under load for a while
             log("%d events committed during the changes", load.inserted());
         }

@@ -45,7 +45,7 @@ class WorkerRestartLosesNothingIT {
         long stampedAtKill = OutboxLedger.stamped(drain.db);
         log("SIGKILLed the worker with %d of %d rows stamped: %s", stampedAtKill, events, OutboxLedger.state(drain.db));
         assertThat(stampedAtKill).as("the kill must land mid-drain").isLessThan(events);
-        FaultScenarios.unthrottleRowUpdates(drain.db, "events");
+        drain.db.unthrottleRowUpdates("events");
         // nothing the dead worker stamped is missing from its topic
         FaultScenarios.logged("after SIGKILL", OutboxLedger.check(drain.db, drain.bootstrap, drain.subscriptions))
             .assertStampsBacked();
@@ -73,7 +73,7 @@ class WorkerRestartLosesNothingIT {
         log("stopped the worker (SIGTERM) with %d of %d rows stamped: %s", stampedAtStop, events,
             OutboxLedger.state(drain.db));
         assertThat(stampedAtStop).as("the stop must land mid-drain").isLessThan(events);
-        FaultScenarios.unthrottleRowUpdates(drain.db, "events");
+        drain.db.unthrottleRowUpdates("events");
         assertThat(drain.db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NOT NULL"))
             .as("a clean stop gives every lease back").isZero();
 
@@ -94,7 +94,7 @@ class WorkerRestartLosesNothingIT {
         FaultScenarios.insertEvents(db, events, 200);
         // ~500 rows/s for the one task: the kill or stop lands mid-drain however fast the machine is (a SIGTERM
         // takes a moment to stop the task, and the relay keeps draining meanwhile)
-        FaultScenarios.throttleRowUpdates(db, "events", 1_000);
+        db.throttleRowUpdates("events", 1_000);
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
         worker = new ConnectWorkerProcess(name, bootstrap).start();
         List<Subscription> subscriptions = FaultScenarios.subscriptions("faults-" + name);

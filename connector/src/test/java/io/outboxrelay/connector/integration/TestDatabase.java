@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
@@ -45,6 +46,30 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Makes every UPDATE of a row of {@code table} take about {@code microsPerRow} longer (a test-only
+     * trigger around pg_sleep, which waits whole milliseconds), which slows claims, stamps, lease releases
+     * and mention marks alike. A test whose fault must land while a backlog drains uses it, so that
+     * "mid-drain" does not depend on the machine's speed: unthrottled, a fast relay finishes a test-sized
+     * backlog between the test's progress check and the fault.
+     */
+    public void throttleRowUpdates(String table, int microsPerRow) {
+        execute(String.format(Locale.ROOT, """
+            CREATE FUNCTION test_throttle_%1$s() RETURNS trigger LANGUAGE plpgsql AS $fn$
+            BEGIN
+              PERFORM pg_sleep(%2$f);
+              RETURN NEW;
+            END;
+            $fn$;
+            CREATE TRIGGER test_throttle BEFORE UPDATE ON %1$s FOR EACH ROW EXECUTE FUNCTION test_throttle_%1$s();
+            """, table, microsPerRow / 1_000_000.0));
+    }
+
+    /** Takes {@link #throttleRowUpdates} away again once the fault has landed: the rest drains at full speed. */
+    public void unthrottleRowUpdates(String table) {
+        execute("DROP TRIGGER test_throttle ON " + table);
     }
 
     public void execute(String sql) {
