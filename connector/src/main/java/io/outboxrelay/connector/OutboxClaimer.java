@@ -198,19 +198,26 @@ final class OutboxClaimer {
         }
     }
 
-    /** Takes back rows this owner leased before it restarted; returns how many. */
+    /**
+     * Takes back rows this owner leased before it restarted; returns how many. Their attempt stays
+     * counted: the previous incarnation may have had them in flight.
+     */
     int releaseOwnStaleLeases() throws SQLException {
-        return releaseUnknownLeases(new long[0]);
+        return releaseUnknownLeases(new long[0], false);
     }
 
     /**
      * Gives back rows leased under this owner's name except {@code held}: after a restart, or after a
      * claim whose result was lost with its connection. Returns how many.
+     *
+     * @param neverDelivered true when the rows cannot have reached Connect (a lost claim result of this
+     *                       very task): their attempt is returned
      */
-    int releaseUnknownLeases(long[] held) throws SQLException {
+    int releaseUnknownLeases(long[] held, boolean neverDelivered) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseOwnSql)) {
-            ps.setString(1, owner);
-            ps.setArray(2, c.createArrayOf("bigint", box(held)));
+            ps.setInt(1, neverDelivered ? 1 : 0);
+            ps.setString(2, owner);
+            ps.setArray(3, c.createArrayOf("bigint", box(held)));
             return ps.executeUpdate();
         }
     }

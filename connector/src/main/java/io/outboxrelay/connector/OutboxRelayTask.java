@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -202,9 +203,14 @@ public class OutboxRelayTask extends SourceTask {
             claimer.releaseNow(seqs, givebacks);
             neverHandedOut.clear();
         }
-        int released = claimer.releaseUnknownLeases(heldSeqs());
+        // rows this task leased but does not hold were claimed by a statement whose result was lost: they
+        // never reached Connect, so their attempt is given back (a flapping database must not poison good
+        // rows). Not so while the start-up takeback is still due: some may be the previous incarnation's,
+        // which may have been in flight.
+        boolean thisIncarnationOnly = !leasesToRecover;
+        int released = claimer.releaseUnknownLeases(heldSeqs(), thisIncarnationOnly);
         if (released > 0) {
-            log.info("Recovered {} rows whose claim result was lost with the connection; retrying them one by one",
+            log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
                 released);
             schedule.checkSuspectsBy(clock.millis());
         }
@@ -245,8 +251,10 @@ public class OutboxRelayTask extends SourceTask {
             failures.flushPoison();
         } catch (SQLException e) {
             // these rows are leased and their attempt counted, but none reached Connect: after the backoff
-            // recoverLostLeases gives them back with that attempt returned
-            claimed.forEach(row -> neverHandedOut.add(row.seq()));
+            // recoverLostLeases gives them back with that attempt returned (rows to poison stay held until
+            // their poisoning commits)
+            claimed.stream().filter(row -> !failures.poisonPending(row.seq()))
+                .forEach(row -> neverHandedOut.add(row.seq()));
             throw e;
         }
         List<PendingRow> deliverable = new ArrayList<>(accepted.size());
@@ -262,7 +270,7 @@ public class OutboxRelayTask extends SourceTask {
     /** Stamps rows whose records were all acknowledged; releases or poisons rows that failed. */
     private void settle() throws SQLException {
         List<PendingRow> done = tracker.drainSettled();
-        if (done.isEmpty() && unstamped.isEmpty()) {
+        if (done.isEmpty() && unstamped.isEmpty() && !failures.hasPendingWrites()) {
             return;
         }
         // acknowledged rows stay in 'unstamped' until their stamp commits: whatever fails below (the
@@ -271,8 +279,9 @@ public class OutboxRelayTask extends SourceTask {
         for (PendingRow row : done) {
             (row.failed() ? failed : unstamped).add(row);
         }
-        if (!failed.isEmpty()) {
-            // on failure, the failed rows (no longer held) are given back by recoverLostLeases
+        if (!failed.isEmpty() || failures.hasPendingWrites()) {
+            // on failure the handler keeps (and holds) the rows it could not poison or release, and writes
+            // them again on the next pass
             failures.handleFailed(failed, clock.millis());
             schedule.checkSuspectsBy(failures.nextRetryAt());
         }
@@ -304,10 +313,13 @@ public class OutboxRelayTask extends SourceTask {
         claimer.extendLeases(heldSeqs());
     }
 
-    /** Rows this task holds: in flight, and acknowledged but not yet stamped (a stamp failed). */
+    /**
+     * Rows this task holds: in flight, acknowledged but not yet stamped (a stamp failed), and failed rows
+     * whose poisoning or release has not committed yet.
+     */
     private long[] heldSeqs() {
-        return Stream.concat(tracker.inFlight().stream(), unstamped.stream())
-            .mapToLong(PendingRow::seq).toArray();
+        return LongStream.concat(Stream.concat(tracker.inFlight().stream(), unstamped.stream())
+            .mapToLong(PendingRow::seq), failures.heldSeqs()).toArray();
     }
 
     private long leaseExtensionPeriodMs() {

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.stream.LongStream;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
@@ -47,6 +48,8 @@ final class RelayFailureHandler {
     private final Backoff backoff;
     private final RelayMetrics metrics;
     private final Map<Long, String> toPoison = new LinkedHashMap<>();
+    /** Failed rows to release with a backoff; kept (and still held) until the release commits. */
+    private final List<PendingRow> toRelease = new ArrayList<>();
     private final List<PoisonedRow> poisonedToPublish = new ArrayList<>();
     private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
 
@@ -120,36 +123,59 @@ final class RelayFailureHandler {
         return out;
     }
 
-    /** Rows whose records failed: poisoned at the attempt limit, else released with a backoff. */
+    /**
+     * Rows whose records failed: poisoned at the attempt limit, else released with a backoff. Rows of an
+     * earlier call whose poisoning or release failed are written again first; until then they stay held
+     * ({@link #heldSeqs}), so no lease recovery gives them back as if they had never been attempted.
+     */
     void handleFailed(List<PendingRow> failed, long nowMs) throws SQLException {
-        List<PendingRow> retry = new ArrayList<>();
         for (PendingRow row : failed) {
             if (row.row().attempts() >= config.maxAttempts()) {
                 toPoison.put(row.seq(), row.failure() + " (attempt " + row.row().attempts() + " of "
                     + config.maxAttempts() + ")");
             } else {
-                retry.add(row);
+                toRelease.add(row);
+                log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
+                    row.seq(), row.row().id(), row.row().attempts(), config.maxAttempts(), row.failure(),
+                    backoff.delayForAttempt(row.row().attempts()));
             }
         }
         flushPoison();
-        if (retry.isEmpty()) {
+        if (toRelease.isEmpty()) {
             return;
         }
-        long[] seqs = new long[retry.size()];
-        int[] givebacks = new int[retry.size()];
-        long[] delays = new long[retry.size()];
-        String[] errors = new String[retry.size()];
+        long[] seqs = new long[toRelease.size()];
+        int[] givebacks = new int[toRelease.size()];
+        long[] delays = new long[toRelease.size()];
+        String[] errors = new String[toRelease.size()];
         for (int i = 0; i < seqs.length; i++) {
-            PendingRow row = retry.get(i);
+            PendingRow row = toRelease.get(i);
             seqs[i] = row.seq();
             delays[i] = backoff.delayForAttempt(row.row().attempts());
             errors[i] = row.failure();
-            retryTimes.add(nowMs + delays[i]);
-            log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
-                row.seq(), row.row().id(), row.row().attempts(), config.maxAttempts(), row.failure(), delays[i]);
         }
         claimer.release(seqs, givebacks, delays, errors);
-        metrics.failed(retry.size());
+        for (long delay : delays) {
+            retryTimes.add(nowMs + delay);
+        }
+        metrics.failed(seqs.length);
+        toRelease.clear();
+    }
+
+    /** Whether rows wait to be poisoned or released because a write failed. */
+    boolean hasPendingWrites() {
+        return !toPoison.isEmpty() || !toRelease.isEmpty();
+    }
+
+    /** Rows this handler holds: waiting to be poisoned or released. */
+    LongStream heldSeqs() {
+        return LongStream.concat(toPoison.keySet().stream().mapToLong(Long::longValue),
+            toRelease.stream().mapToLong(PendingRow::seq));
+    }
+
+    /** Whether {@code seq} waits to be poisoned. */
+    boolean poisonPending(long seq) {
+        return toPoison.containsKey(seq);
     }
 
     /** The earliest time a released row becomes claimable again, or Long.MAX_VALUE. */

@@ -69,10 +69,11 @@ UPDATE {table}
 -- name: ReleaseUnknownLeases
 -- Rows leased under this task's name that the task does not know it holds: its previous
 -- incarnation's (after a restart), or a claim whose commit succeeded while its result was lost with
--- the connection. They are given back at once instead of waiting for their leases to expire; the
--- attempt stays counted because they may have been in flight. Params: owner, seqs still held.
+-- the connection. They are given back at once instead of waiting for their leases to expire. The
+-- attempt is returned only for a lost claim result (1): a previous incarnation may have had its rows
+-- in flight (0). Params: attempts to give back, owner, seqs still held.
 UPDATE {table}
-   SET lease_owner = NULL, lease_until = NULL
+   SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - ?::int, 0)
  WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL
    AND NOT (seq = ANY(?::bigint[]));
 

@@ -126,6 +126,21 @@ class OutboxClaimerIT {
     }
 
     @Test
+    void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturned() throws Exception {
+        db.insertEvents(3, 3, "t.a");
+        OutboxClaimer task = claimer("lost-0", 600_000);
+        List<ClaimedRow> held = task.claim(true, 1);
+        assertThat(task.claim(true, 10)).as("committed, but the task never saw this result").hasSize(2);
+
+        assertThat(task.releaseUnknownLeases(new long[] {held.get(0).seq()}, true)).isEqualTo(2);
+        List<ClaimedRow> again = task.claim(true, 10);
+        assertThat(again).as("never attempted as far as Connect is concerned: fresh, in one batch").hasSize(2);
+        assertThat(again).extracting(ClaimedRow::attempts).containsOnly(1);
+        assertThat(db.queryLong("SELECT attempts FROM events WHERE seq = ?", held.get(0).seq()))
+            .as("the held row is untouched").isEqualTo(1);
+    }
+
+    @Test
     void theStampSkipsRowsAlreadyStampedAndNotifiesReceipts() throws Exception {
         db.insertEvents(2, 2, "t.a");
         OutboxClaimer c = claimer("stamp-0", 60_000);
