@@ -12,7 +12,9 @@ import javax.sql.DataSource;
 /**
  * Every statement the relay runs against the outbox table: the lease-committing claim, the
  * set-based stamp (with its receipt NOTIFY in the same transaction), lease release and extension, and
- * poisoning. One instance per task; its lease owner names the connector and the task.
+ * poisoning. One instance per task incarnation; its lease owner names the connector, the task and the
+ * incarnation ({@code <connector>-<task>#<incarnation>}), so that a task restarted while its previous
+ * incarnation is still stopping can neither have its leases released by that one nor release them.
  */
 final class OutboxClaimer {
     /** NOTIFY payloads must stay under 8000 bytes; 36-char ids plus a comma each. */
@@ -21,6 +23,7 @@ final class OutboxClaimer {
     private static final NamedSql SQL = NamedSql.load(OutboxClaimer.class, "outbox-relay.sql");
 
     private final DataSource dataSource;
+    private final String taskOwner;
     private final String owner;
     private final int taskCount;
     private final int taskIndex;
@@ -31,12 +34,18 @@ final class OutboxClaimer {
     private final String releaseSql;
     private final String poisonSql;
     private final String extendSql;
-    private final String releaseOwnSql;
+    private final String releaseUnknownSql;
+    private final String releasePreviousSql;
 
-    OutboxClaimer(DataSource dataSource, String quotedTable, String owner, int taskCount, int taskIndex,
-                  long leaseMs, String fannedChannel) {
+    /**
+     * @param taskOwner   {@code <connector>-<task id>}, the same for every incarnation of the task
+     * @param incarnation tells this start of the task from earlier ones
+     */
+    OutboxClaimer(DataSource dataSource, String quotedTable, String taskOwner, String incarnation, int taskCount,
+                  int taskIndex, long leaseMs, String fannedChannel) {
         this.dataSource = dataSource;
-        this.owner = owner;
+        this.taskOwner = taskOwner;
+        this.owner = taskOwner + "#" + incarnation;
         this.taskCount = taskCount;
         this.taskIndex = taskIndex;
         this.leaseMs = leaseMs;
@@ -46,7 +55,8 @@ final class OutboxClaimer {
         this.releaseSql = SQL.forTable("ReleaseLeases", quotedTable);
         this.poisonSql = SQL.forTable("PoisonRows", quotedTable);
         this.extendSql = SQL.forTable("ExtendLeases", quotedTable);
-        this.releaseOwnSql = SQL.forTable("ReleaseUnknownLeases", quotedTable);
+        this.releaseUnknownSql = SQL.forTable("ReleaseUnknownLeases", quotedTable);
+        this.releasePreviousSql = SQL.forTable("ReleasePreviousIncarnations", quotedTable);
     }
 
     String owner() {
@@ -199,26 +209,42 @@ final class OutboxClaimer {
     }
 
     /**
-     * Takes back rows this owner leased before it restarted; returns how many. Their attempt stays
-     * counted: the previous incarnation may have had them in flight.
+     * Takes back rows that earlier incarnations of this task leased (and rows leased under the task's
+     * name by versions without incarnations); returns how many. Their attempt stays counted: an earlier
+     * incarnation may have had them in flight.
      */
-    int releaseOwnStaleLeases() throws SQLException {
-        return releaseUnknownLeases(new long[0], false);
+    int releasePreviousIncarnations() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(releasePreviousSql)) {
+            String prefix = taskOwner + "#";
+            ps.setString(1, taskOwner);
+            ps.setString(2, prefix);
+            ps.setString(3, prefix);
+            ps.setString(4, owner);
+            return ps.executeUpdate();
+        }
     }
 
     /**
-     * Gives back rows leased under this owner's name except {@code held}: after a restart, or after a
-     * claim whose result was lost with its connection. Returns how many.
+     * Gives back rows this incarnation leased except {@code held}: rows of a claim whose commit succeeded
+     * while its result was lost with the connection. They never reached Connect, so their attempt is
+     * returned, except for rows in {@code keepAttempt}.
      *
-     * @param neverDelivered true when the rows cannot have reached Connect (a lost claim result of this
-     *                       very task): their attempt is returned
+     * @return the seqs released
      */
-    int releaseUnknownLeases(long[] held, boolean neverDelivered) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseOwnSql)) {
-            ps.setInt(1, neverDelivered ? 1 : 0);
+    List<Long> releaseUnknownLeases(long[] held, long[] keepAttempt) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(releaseUnknownSql)) {
+            ps.setArray(1, c.createArrayOf("bigint", box(keepAttempt)));
             ps.setString(2, owner);
             ps.setArray(3, c.createArrayOf("bigint", box(held)));
-            return ps.executeUpdate();
+            List<Long> released = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    released.add(rs.getLong(1));
+                }
+            }
+            return released;
         }
     }
 

@@ -13,8 +13,11 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -34,6 +37,8 @@ import org.slf4j.LoggerFactory;
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
+    /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
+    private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
 
     private final Clock clock;
     private final WakeSignal wake = new WakeSignal();
@@ -57,6 +62,8 @@ public class OutboxRelayTask extends SourceTask {
     private final List<PendingRow> unstamped = new ArrayList<>();
     /** Rows a failed claim leased (and counted an attempt for) without handing them to Connect. */
     private final List<Long> neverHandedOut = new ArrayList<>();
+    /** Rows whose lost claim this incarnation gave the attempt back for already (once per row). */
+    private final Set<Long> attemptReturned = new HashSet<>();
 
     public OutboxRelayTask() {
         this(Clock.systemUTC());
@@ -77,8 +84,10 @@ public class OutboxRelayTask extends SourceTask {
         String owner = config.leaseOwner();
         ConnectionSettings settings = ConnectionConfigKeys.settings(config.connector(), "outbox-relay:" + owner);
         dataSource = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
-        claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, config.relayTaskCount(),
-            config.relayTaskIndex(), config.connector().lease().toMillis(), config.connector().fannedChannel());
+        String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+        claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, incarnation,
+            config.relayTaskCount(), config.relayTaskIndex(), config.connector().lease().toMillis(),
+            config.connector().fannedChannel());
         factory = new OutboxRecordFactory(config.connector().subscriptions(), config.connector().table());
         tracker = new FanOutAckTracker(config.connector().toleratesAllErrors(), wake::signal);
         passBackoff = new Backoff(config.connector().backoffInitial().toMillis(),
@@ -95,11 +104,7 @@ public class OutboxRelayTask extends SourceTask {
             config.connector().pollInterval().toMillis(), config.connector().listenEnabled());
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
         try {
-            int taken = claimer.releaseOwnStaleLeases();
-            if (taken > 0) {
-                log.info("Took back {} rows this task had leased before it restarted; they are retried one by one",
-                    taken);
-            }
+            takeBackPreviousIncarnations();
         } catch (SQLException e) {
             // not fatal here: poll() retries the takeback and reports the classified error
             leasesToRecover = true;
@@ -111,10 +116,10 @@ public class OutboxRelayTask extends SourceTask {
                 this::claimAfterListenStarts, "outbox-relay-listen-" + owner);
             listener.start();
         }
-        log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}, subject share {}/{}, listen {}",
-            owner, config.connector().table(), config.connector().subscriptions().size(),
+        log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}, subject share {}/{}, listen {},"
+            + " lease owner {}", owner, config.connector().table(), config.connector().subscriptions().size(),
             config.connector().batchSize(), config.relayTaskIndex(), config.relayTaskCount(),
-            config.connector().listenEnabled());
+            config.connector().listenEnabled(), claimer.owner());
     }
 
     private void requestClaim() {
@@ -139,7 +144,6 @@ public class OutboxRelayTask extends SourceTask {
         try {
             if (passBackoff.failures() > 0 || leasesToRecover) {
                 recoverLostLeases();
-                leasesToRecover = false;
             }
             settle();
             maybeExtendLeases(now);
@@ -191,11 +195,23 @@ public class OutboxRelayTask extends SourceTask {
         return tracker.inFlightCount() < config.connector().batchSize() * config.connector().maxInflightBatches();
     }
 
+    private void takeBackPreviousIncarnations() throws SQLException {
+        int taken = claimer.releasePreviousIncarnations();
+        if (taken > 0) {
+            log.info("Took back {} rows this task had leased before it restarted; they are retried one by one",
+                taken);
+        }
+    }
+
     /**
-     * After a database error a claim may have committed while its result was lost with the
-     * connection: give back every row leased under this task's name that it does not hold.
+     * After a database error: the start-up takeback if it is still due, rows of a failed claim that never
+     * reached Connect, and rows of a claim that committed while its result was lost with the connection.
      */
     private void recoverLostLeases() throws SQLException {
+        if (leasesToRecover) {
+            takeBackPreviousIncarnations();
+            leasesToRecover = false;
+        }
         if (!neverHandedOut.isEmpty()) {
             long[] seqs = neverHandedOut.stream().mapToLong(Long::longValue).toArray();
             int[] givebacks = new int[seqs.length];
@@ -203,15 +219,17 @@ public class OutboxRelayTask extends SourceTask {
             claimer.releaseNow(seqs, givebacks);
             neverHandedOut.clear();
         }
-        // rows this task leased but does not hold were claimed by a statement whose result was lost: they
-        // never reached Connect, so their attempt is given back (a flapping database must not poison good
-        // rows). Not so while the start-up takeback is still due: some may be the previous incarnation's,
-        // which may have been in flight.
-        boolean thisIncarnationOnly = !leasesToRecover;
-        int released = claimer.releaseUnknownLeases(heldSeqs(), thisIncarnationOnly);
-        if (released > 0) {
+        // the attempt of a lost claim's rows is given back (a flapping database must not push good rows
+        // towards poisoning), but once per row: a row whose claims keep losing their result keeps counting
+        if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
+            attemptReturned.clear();
+        }
+        List<Long> released = claimer.releaseUnknownLeases(heldSeqs(),
+            attemptReturned.stream().mapToLong(Long::longValue).toArray());
+        if (!released.isEmpty()) {
+            attemptReturned.addAll(released);
             log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
-                released);
+                released.size());
             schedule.checkSuspectsBy(clock.millis());
         }
     }
@@ -307,7 +325,7 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
-        if (tracker.inFlightCount() == 0 && unstamped.isEmpty()) {
+        if (tracker.inFlightCount() == 0 && unstamped.isEmpty() && !failures.hasPendingWrites()) {
             return;
         }
         claimer.extendLeases(heldSeqs());

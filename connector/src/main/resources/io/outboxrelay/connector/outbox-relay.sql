@@ -67,15 +67,28 @@ UPDATE {table}
  WHERE seq = ANY(?::bigint[]) AND lease_owner = ? AND fanned_out_at IS NULL;
 
 -- name: ReleaseUnknownLeases
--- Rows leased under this task's name that the task does not know it holds: its previous
--- incarnation's (after a restart), or a claim whose commit succeeded while its result was lost with
--- the connection. They are given back at once instead of waiting for their leases to expire. The
--- attempt is returned only for a lost claim result (1): a previous incarnation may have had its rows
--- in flight (0). Params: attempts to give back, owner, seqs still held.
+-- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit
+-- succeeded while its result was lost with the connection. Given back at once instead of waiting for
+-- their leases to expire, with the attempt returned (they never reached Connect), except for the seqs
+-- the task passes: rows whose attempt it returned once already keep it, so a row whose claims keep
+-- losing their result is retried alone and poisoned at last instead of its batch being claimed again
+-- forever. Params: seqs that keep their attempt, owner (this incarnation), seqs still held.
 UPDATE {table}
-   SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - ?::int, 0)
+   SET lease_owner = NULL, lease_until = NULL,
+       attempts = CASE WHEN seq = ANY(?::bigint[]) THEN attempts ELSE GREATEST(attempts - 1, 0) END
  WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL
-   AND NOT (seq = ANY(?::bigint[]));
+   AND NOT (seq = ANY(?::bigint[]))
+RETURNING seq;
+
+-- name: ReleasePreviousIncarnations
+-- At start: rows leased by earlier incarnations of this task (owner '<task>#<incarnation>', or just
+-- '<task>' from versions without incarnations). Given back at once instead of waiting for their leases
+-- to expire; the attempt stays counted because they may have been in flight. An incarnation has no '#'
+-- (a connector name may). Params: task owner, task owner || '#' twice, this incarnation's owner.
+UPDATE {table}
+   SET lease_owner = NULL, lease_until = NULL
+ WHERE (lease_owner = ? OR (starts_with(lease_owner, ?) AND strpos(substr(lease_owner, length(?) + 1), '#') = 0))
+   AND lease_owner <> ? AND fanned_out_at IS NULL AND poisoned_at IS NULL;
 
 -- name: Backlog
 -- Rows waiting to be fanned out (capped so a huge backlog stays cheap to count) and the age of the

@@ -47,8 +47,12 @@ class OutboxClaimerIT {
         db.execute("TRUNCATE events");
     }
 
+    private static int incarnations;
+
+    /** A new incarnation of the task {@code owner}, as a task start makes one. */
     private static OutboxClaimer claimer(String owner, long leaseMs) {
-        return new OutboxClaimer(pool, "\"events\"", owner, 1, 0, leaseMs, "outbox_events_fanned");
+        return new OutboxClaimer(pool, "\"events\"", owner, "i" + ++incarnations, 1, 0, leaseMs,
+            "outbox_events_fanned");
     }
 
     @Test
@@ -101,43 +105,68 @@ class OutboxClaimerIT {
             survivor.claim(false, 1).forEach(r -> reclaimed.add(r.seq()));
             return reclaimed.size() == 3;
         });
-        assertThat(db.queryLong("SELECT count(*) FROM events WHERE attempts = 2 AND lease_owner = 'survivor-0'"))
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE attempts = 2 AND lease_owner = ?", survivor.owner()))
             .isEqualTo(3);
     }
 
     @Test
-    void aRestartedTaskTakesItsOwnLeasesBackAtOnce() throws Exception {
+    void aRestartedTaskTakesItsEarlierIncarnationsLeasesBackAtOnceAndNoOneElses() throws Exception {
         db.insertEvents(4, 4, "t.a");
-        assertThat(claimer("relay-0", 600_000).claim(true, 10)).hasSize(4);
+        OutboxClaimer before = claimer("relay-0", 600_000);
+        List<ClaimedRow> leasedBefore = before.claim(true, 10);
+        assertThat(leasedBefore).hasSize(4);
+        // other tasks' leases: another task, a connector whose name extends this task's owner, and a row
+        // leased by a version without incarnations under this task's own name (taken back too)
+        db.insertEvents(3, 3, "t.a");
+        assertThat(claimer("relay-1", 600_000).claim(true, 1)).hasSize(1);
+        assertThat(claimer("relay-0#x-0", 600_000).claim(true, 1)).hasSize(1);
+        db.execute("UPDATE events SET lease_owner = 'relay-0', lease_until = now() + interval '10 minutes', "
+            + "attempts = 1 WHERE seq = (SELECT max(seq) FROM events)");
 
         OutboxClaimer restarted = claimer("relay-0", 600_000);
-        assertThat(restarted.releaseOwnStaleLeases()).isEqualTo(4);
+        assertThat(restarted.releasePreviousIncarnations()).isEqualTo(5);
         List<ClaimedRow> again = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 5; i++) {
             again.addAll(restarted.claim(false, 1)); // attempted before: retried one by one
         }
-        assertThat(again).extracting(ClaimedRow::attempts).containsOnly(2);
+        assertThat(again).hasSize(5).extracting(ClaimedRow::attempts).containsOnly(2);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-1#%'")).isEqualTo(1);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-0#x-0#%'")).isEqualTo(1);
 
-        // another owner's leases are left alone
-        db.insertEvents(1, 1, "t.a");
-        assertThat(claimer("relay-1", 600_000).claim(true, 10)).hasSize(1);
-        assertThat(restarted.releaseOwnStaleLeases()).isEqualTo(4);
-        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'relay-1'")).isEqualTo(1);
+        // its own leases stay; the earlier incarnation, still stopping, can no longer release them
+        assertThat(restarted.releasePreviousIncarnations()).isZero();
+        long[] seqs = leasedBefore.stream().mapToLong(ClaimedRow::seq).toArray();
+        before.releaseNow(seqs, new int[seqs.length]);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = ?", restarted.owner()))
+            .isEqualTo(5);
     }
 
     @Test
-    void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturned() throws Exception {
+    void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturnedOnce() throws Exception {
         db.insertEvents(3, 3, "t.a");
         OutboxClaimer task = claimer("lost-0", 600_000);
         List<ClaimedRow> held = task.claim(true, 1);
+        long heldSeq = held.get(0).seq();
         assertThat(task.claim(true, 10)).as("committed, but the task never saw this result").hasSize(2);
+        db.insertEvents(1, 1, "t.a");
+        OutboxClaimer nextIncarnation = claimer("lost-0", 600_000);
+        assertThat(nextIncarnation.claim(true, 10)).hasSize(1);
 
-        assertThat(task.releaseUnknownLeases(new long[] {held.get(0).seq()}, true)).isEqualTo(2);
+        List<Long> released = task.releaseUnknownLeases(new long[] {heldSeq}, new long[0]);
+        assertThat(released).hasSize(2).doesNotContain(heldSeq);
         List<ClaimedRow> again = task.claim(true, 10);
         assertThat(again).as("never attempted as far as Connect is concerned: fresh, in one batch").hasSize(2);
         assertThat(again).extracting(ClaimedRow::attempts).containsOnly(1);
-        assertThat(db.queryLong("SELECT attempts FROM events WHERE seq = ?", held.get(0).seq()))
+        assertThat(db.queryLong("SELECT attempts FROM events WHERE seq = ?", heldSeq))
             .as("the held row is untouched").isEqualTo(1);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = ?", nextIncarnation.owner()))
+            .as("another incarnation's lease is untouched").isEqualTo(1);
+
+        // lost a second time: rows whose attempt came back once keep it, and are retried alone
+        long[] keep = released.stream().mapToLong(Long::longValue).toArray();
+        assertThat(task.releaseUnknownLeases(new long[] {heldSeq}, keep)).hasSize(2);
+        assertThat(task.claim(true, 10)).isEmpty();
+        assertThat(task.claim(false, 1)).singleElement().extracting(ClaimedRow::attempts).isEqualTo(2);
     }
 
     @Test
