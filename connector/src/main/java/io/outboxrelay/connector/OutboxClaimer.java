@@ -39,11 +39,14 @@ final class OutboxClaimer {
 
     /**
      * @param taskOwner   {@code <connector>-<task id>}, the same for every incarnation of the task
-     * @param incarnation tells this start of the task from earlier ones
+     * @param incarnation tells this start of the task from earlier ones; lowercase hex
      */
     OutboxClaimer(DataSource dataSource, String quotedTable, String taskOwner, String incarnation, int taskCount,
                   int taskIndex, long leaseMs, String fannedChannel) {
         this.dataSource = dataSource;
+        if (!incarnation.matches("[0-9a-f]+")) {
+            throw new IllegalArgumentException("incarnation must be lowercase hex: " + incarnation);
+        }
         this.taskOwner = taskOwner;
         this.owner = taskOwner + "#" + incarnation;
         this.taskCount = taskCount;

@@ -220,7 +220,7 @@ public class OutboxRelayTask extends SourceTask {
             neverHandedOut.clear();
         }
         // the attempt of a lost claim's rows is given back (a flapping database must not push good rows
-        // towards poisoning), but once per row: a row whose claims keep losing their result keeps counting
+        // towards poisoning), but once per row: rows whose claims keep losing their result keep counting
         if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
             attemptReturned.clear();
         }

@@ -70,9 +70,9 @@ UPDATE {table}
 -- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit
 -- succeeded while its result was lost with the connection. Given back at once instead of waiting for
 -- their leases to expire, with the attempt returned (they never reached Connect), except for the seqs
--- the task passes: rows whose attempt it returned once already keep it, so a row whose claims keep
--- losing their result is retried alone and poisoned at last instead of its batch being claimed again
--- forever. Params: seqs that keep their attempt, owner (this incarnation), seqs still held.
+-- the task passes: rows whose attempt it returned once already keep it, so a batch whose claim keeps
+-- losing its result is not claimed again as fresh rows forever but retried one row at a time, counting
+-- attempts. Params: seqs that keep their attempt, owner (this incarnation), seqs still held.
 UPDATE {table}
    SET lease_owner = NULL, lease_until = NULL,
        attempts = CASE WHEN seq = ANY(?::bigint[]) THEN attempts ELSE GREATEST(attempts - 1, 0) END
@@ -83,11 +83,12 @@ RETURNING seq;
 -- name: ReleasePreviousIncarnations
 -- At start: rows leased by earlier incarnations of this task (owner '<task>#<incarnation>', or just
 -- '<task>' from versions without incarnations). Given back at once instead of waiting for their leases
--- to expire; the attempt stays counted because they may have been in flight. An incarnation has no '#'
--- (a connector name may). Params: task owner, task owner || '#' twice, this incarnation's owner.
+-- to expire; the attempt stays counted because they may have been in flight. An incarnation is lowercase
+-- hex: a connector whose name extends this task's ('<task>#x', owners '<task>#x-3' or '<task>#x-3#<hex>')
+-- never matches. Params: task owner, task owner || '#' twice, this incarnation's owner.
 UPDATE {table}
    SET lease_owner = NULL, lease_until = NULL
- WHERE (lease_owner = ? OR (starts_with(lease_owner, ?) AND strpos(substr(lease_owner, length(?) + 1), '#') = 0))
+ WHERE (lease_owner = ? OR (starts_with(lease_owner, ?) AND substr(lease_owner, length(?) + 1) ~ '^[0-9a-f]+$'))
    AND lease_owner <> ? AND fanned_out_at IS NULL AND poisoned_at IS NULL;
 
 -- name: Backlog

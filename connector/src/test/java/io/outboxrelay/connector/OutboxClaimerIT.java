@@ -51,7 +51,7 @@ class OutboxClaimerIT {
 
     /** A new incarnation of the task {@code owner}, as a task start makes one. */
     private static OutboxClaimer claimer(String owner, long leaseMs) {
-        return new OutboxClaimer(pool, "\"events\"", owner, "i" + ++incarnations, 1, 0, leaseMs,
+        return new OutboxClaimer(pool, "\"events\"", owner, String.format("%08x", ++incarnations), 1, 0, leaseMs,
             "outbox_events_fanned");
     }
 
@@ -115,11 +115,14 @@ class OutboxClaimerIT {
         OutboxClaimer before = claimer("relay-0", 600_000);
         List<ClaimedRow> leasedBefore = before.claim(true, 10);
         assertThat(leasedBefore).hasSize(4);
-        // other tasks' leases: another task, a connector whose name extends this task's owner, and a row
-        // leased by a version without incarnations under this task's own name (taken back too)
-        db.insertEvents(3, 3, "t.a");
+        // other tasks' leases: another task, a connector whose name extends this task's owner (leasing as this
+        // version does and as versions without incarnations did), and a row leased by such a version under
+        // this task's own name (that one is taken back too)
+        db.insertEvents(4, 4, "t.a");
         assertThat(claimer("relay-1", 600_000).claim(true, 1)).hasSize(1);
         assertThat(claimer("relay-0#x-0", 600_000).claim(true, 1)).hasSize(1);
+        db.execute("UPDATE events SET lease_owner = 'relay-0#ab-3', lease_until = now() + interval '10 minutes', "
+            + "attempts = 1 WHERE seq = (SELECT max(seq) - 1 FROM events)");
         db.execute("UPDATE events SET lease_owner = 'relay-0', lease_until = now() + interval '10 minutes', "
             + "attempts = 1 WHERE seq = (SELECT max(seq) FROM events)");
 
@@ -132,6 +135,7 @@ class OutboxClaimerIT {
         assertThat(again).hasSize(5).extracting(ClaimedRow::attempts).containsOnly(2);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-1#%'")).isEqualTo(1);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-0#x-0#%'")).isEqualTo(1);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'relay-0#ab-3'")).isEqualTo(1);
 
         // its own leases stay; the earlier incarnation, still stopping, can no longer release them
         assertThat(restarted.releasePreviousIncarnations()).isZero();
