@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.connect.runtime.rest.entities.ConnectorStateInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -174,6 +175,13 @@ class MentionRecoveryLegsIT {
         start("mrl-notify", chat, topic, 2, Map.of("mentions.scan.interval.ms", "3600000"));
         await().atMost(DEADLINE).until(() -> chat.marked("m0")); // the start pass ran (one short batch)
         await().atMost(DEADLINE).until(chat::listening);
+        // LISTEN taking effect asks for a pass of its own (a NOTIFY sent before it reached no one): let it run
+        // before m1 exists. The task waits at most 500 ms when idle, so 1.5 s without a new pass is quiet.
+        AtomicLong passes = new AtomicLong(-1);
+        await().atMost(DEADLINE).during(Duration.ofMillis(1_500)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            long now = (long) RelayMetricsAndRetentionIT.metric("mrl-notify", "mentions", "passes-completed-total");
+            return passes.getAndSet(now) == now;
+        });
 
         chat.message("m1", "ch", "u-hugo", "@ada after the start pass");
         // negative control: no NOTIFY, no pass. The window is 4x the task's longest idle wait (500 ms),

@@ -25,18 +25,23 @@ class RelayMetricsAndRetentionIT {
     }
 
     static double metric(String connector, String attribute) throws Exception {
+        return metric(connector, "relay", attribute);
+    }
+
+    /** The sum of one metric over the connector's tasks of a kind ("relay" or "mentions"), read over JMX. */
+    static double metric(String connector, String kind, String attribute) throws Exception {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Set<ObjectName> names = server.queryNames(new ObjectName("kafka.connect:type=plugins,*"), null);
         double sum = 0;
         boolean found = false;
         for (ObjectName n : names) {
-            if (connector.equals(n.getKeyProperty("connector")) && "relay".equals(n.getKeyProperty("kind"))) {
+            if (connector.equals(n.getKeyProperty("connector")) && kind.equals(n.getKeyProperty("kind"))) {
                 sum += ((Number) server.getAttribute(n, attribute)).doubleValue();
                 found = true;
             }
         }
         if (!found) {
-            throw new IllegalStateException("no relay metrics for " + connector + " among " + names);
+            throw new IllegalStateException("no " + kind + " metrics for " + connector + " among " + names);
         }
         return sum;
     }
@@ -49,6 +54,9 @@ class RelayMetricsAndRetentionIT {
         cfg.put("subscription.orders.topic", "metrics-orders");
         TestConnect.cluster().configureConnector(connector, cfg);
         TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "relay up");
+        // RUNNING comes when start() returns; the LISTEN sessions may still be connecting
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT count(*) FROM pg_stat_activity "
+            + "WHERE datname = current_database() AND query LIKE 'LISTEN%'") == 2);
         db.insertEvents(500, 50, "order.created");
         db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'bad', '[1]')");
 

@@ -61,7 +61,8 @@ class TaskStatusSaysWhyIT {
 
         server.close(); // the database goes away, then the task restarts and cannot reach it
         TestConnect.cluster().restartTask(connector, 0);
-        await().atMost(Duration.ofSeconds(30)).until(() -> task(connector).state().equals("FAILED"));
+        // the task waits out the pool's 10 s connection timeout at start and in its first pass (~20 s here)
+        await().atMost(Duration.ofSeconds(60)).until(() -> task(connector).state().equals("FAILED"));
         String line = firstLine(task(connector).trace());
         assertThat(line).contains("Cannot reach PostgreSQL at jdbc:postgresql://localhost:" + server.port())
             .contains("Check connection.url");
