@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.CuttingProxy;
 import io.outboxrelay.common.PostgresDataSources;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -37,19 +38,19 @@ class PostgresPoolRecoveryIT {
         pg.close();
     }
 
-    private static String urlVia(FirstSessionCutProxy proxy) {
+    private static String urlVia(CuttingProxy proxy) {
         return "jdbc:postgresql://localhost:" + proxy.port() + "/" + database + "?sslmode=disable";
     }
 
     @Test
     void ourPoolOpensNewSessionsAfterItsFirstSessionDiedDuringSetUp() throws Exception {
-        try (FirstSessionCutProxy proxy = new FirstSessionCutProxy(pg.port());
+        try (CuttingProxy proxy = new CuttingProxy(pg.port(), CuttingProxy.FIRST_SESSION_AFTER_LOGIN);
              HikariDataSource pool = PostgresDataSources.pool(new ConnectionSettings(urlVia(proxy), "postgres",
                  "postgres", null, 30_000, 60_000, 60_000, "off", "pool-recovery-it"), 2, "pool-recovery-it")) {
             try (Connection c = pool.getConnection()) {
                 assertThat(PostgresFixture.queryLong(c, "SELECT 1")).isEqualTo(1);
             }
-            assertThat(proxy.cutHappened()).as("the first session was cut while the pool set it up").isTrue();
+            assertThat(proxy.cuts()).as("the first session was cut while the pool set it up").isEqualTo(1);
         }
     }
 
@@ -60,7 +61,7 @@ class PostgresPoolRecoveryIT {
      */
     @Test
     void aPoolThatDetectsTheIsolationLevelFromItsFirstSessionIsWedgedWhenThatSessionDies() throws Exception {
-        try (FirstSessionCutProxy proxy = new FirstSessionCutProxy(pg.port())) {
+        try (CuttingProxy proxy = new CuttingProxy(pg.port(), CuttingProxy.FIRST_SESSION_AFTER_LOGIN)) {
             PGSimpleDataSource sessions = new PGSimpleDataSource();
             sessions.setUrl(urlVia(proxy));
             sessions.setUser("postgres");
@@ -79,7 +80,7 @@ class PostgresPoolRecoveryIT {
                         PostgresFixture.queryLong(c, "SELECT 1");
                     }
                 }).isInstanceOf(SQLException.class);
-                assertThat(proxy.cutHappened()).isTrue();
+                assertThat(proxy.cuts()).isEqualTo(1);
                 // long after the cut session is gone, every new session is refused during set-up
                 assertThatThrownBy(pool::getConnection).isInstanceOf(SQLTransientConnectionException.class)
                     .hasMessageContaining("total=0");
