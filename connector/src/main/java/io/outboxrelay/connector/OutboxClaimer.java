@@ -233,22 +233,26 @@ final class OutboxClaimer {
      * while its result was lost with the connection. They never reached Connect, so their attempt is
      * returned, except for rows in {@code keepAttempt}.
      *
-     * @return the seqs released
+     * @return the rows released, with their attempts after the release
      */
-    List<Long> releaseUnknownLeases(long[] held, long[] keepAttempt) throws SQLException {
+    List<Released> releaseUnknownLeases(long[] held, long[] keepAttempt) throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement(releaseUnknownSql)) {
             ps.setArray(1, c.createArrayOf("bigint", box(keepAttempt)));
             ps.setString(2, owner);
             ps.setArray(3, c.createArrayOf("bigint", box(held)));
-            List<Long> released = new ArrayList<>();
+            List<Released> released = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    released.add(rs.getLong(1));
+                    released.add(new Released(rs.getLong(1), rs.getInt(2)));
                 }
             }
             return released;
         }
+    }
+
+    /** A row given back by {@link #releaseUnknownLeases}, with its attempts after the release. */
+    record Released(long seq, int attempts) {
     }
 
     private static Long[] box(long[] values) {

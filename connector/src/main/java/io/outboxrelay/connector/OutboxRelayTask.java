@@ -224,14 +224,24 @@ public class OutboxRelayTask extends SourceTask {
         if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
             attemptReturned.clear();
         }
-        List<Long> released = claimer.releaseUnknownLeases(heldSeqs(),
+        List<OutboxClaimer.Released> released = claimer.releaseUnknownLeases(heldSeqs(),
             attemptReturned.stream().mapToLong(Long::longValue).toArray());
         if (!released.isEmpty()) {
-            attemptReturned.addAll(released);
+            released.forEach(r -> attemptReturned.add(r.seq()));
             log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
                 released.size());
             schedule.checkSuspectsBy(clock.millis());
         }
+        // a row whose claims keep losing their result is never read, so the claim's check never sees its count
+        for (OutboxClaimer.Released r : released) {
+            if (r.attempts() > config.connector().maxAttempts()) {
+                failures.poisonLater(r.seq(), "claimed " + r.attempts() + " times without being fanned out"
+                    + " (outbox.max.attempts=" + config.connector().maxAttempts() + "); the result of its last claim"
+                    + " was lost with the database connection; SELECT events_requeue(" + r.seq() + ") once the"
+                    + " connection is sound");
+            }
+        }
+        failures.flushPoison();
     }
 
     private void claimInto(List<SourceRecord> out, long now, ClaimSchedule.Due due) throws SQLException {

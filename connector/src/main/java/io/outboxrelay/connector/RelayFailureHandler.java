@@ -84,7 +84,11 @@ final class RelayFailureHandler {
     }
 
     void poisonLater(ClaimedRow row, String reason) {
-        toPoison.put(row.seq(), reason);
+        poisonLater(row.seq(), reason);
+    }
+
+    void poisonLater(long seq, String reason) {
+        toPoison.put(seq, reason);
     }
 
     /** Poisons the rows collected by {@link #poisonLater} in one statement. */

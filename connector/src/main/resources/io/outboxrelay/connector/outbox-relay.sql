@@ -72,13 +72,14 @@ UPDATE {table}
 -- their leases to expire, with the attempt returned (they never reached Connect), except for the seqs
 -- the task passes: rows whose attempt it returned once already keep it, so a batch whose claim keeps
 -- losing its result is not claimed again as fresh rows forever but retried one row at a time, counting
--- attempts. Params: seqs that keep their attempt, owner (this incarnation), seqs still held.
+-- attempts (the task poisons a row whose count passes outbox.max.attempts this way: it is never read).
+-- Params: seqs that keep their attempt, owner (this incarnation), seqs still held.
 UPDATE {table}
    SET lease_owner = NULL, lease_until = NULL,
        attempts = CASE WHEN seq = ANY(?::bigint[]) THEN attempts ELSE GREATEST(attempts - 1, 0) END
  WHERE lease_owner = ? AND fanned_out_at IS NULL AND poisoned_at IS NULL
    AND NOT (seq = ANY(?::bigint[]))
-RETURNING seq;
+RETURNING seq, attempts;
 
 -- name: ReleasePreviousIncarnations
 -- At start: rows leased by earlier incarnations of this task (owner '<task>#<incarnation>', or just

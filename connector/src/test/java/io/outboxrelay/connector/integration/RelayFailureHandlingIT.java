@@ -3,6 +3,7 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.common.CuttingProxy;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -313,6 +314,37 @@ class RelayFailureHandlingIT {
             .as("a claim whose result died with its session gave its attempt back: no row moved towards poisoning")
             .isEqualTo(1);
         assertThat(TaskState.running(connector)).isTrue();
+    }
+
+    @Test
+    void aRowWhoseClaimsAlwaysLoseTheirResultIsPoisonedWhileItsBatchIsDelivered() throws Exception {
+        // The relay reaches PostgreSQL through a TCP relay that cuts any session the moment the server sends a
+        // row carrying a marker: every claim that includes that row commits (the lease, the attempt) and then
+        // loses its result. The row is never read, so the claim's own check never sees its count; the recovery
+        // must poison it, and the rows claimed with it must still be delivered (each alone, after two losses).
+        TestDatabase db = TestPostgres.get().createDatabase("lost_result");
+        db.insertEvents(4, 4, "order.created");
+        long lost = db.insertEvent("order.created", "lost-1", "{\"marker\":\"CUT-HERE-7f3a\"}");
+        db.insertEvents(4, 4, "order.created");
+        int port = Integer.parseInt(db.jdbcUrl().replaceAll("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
+        try (CuttingProxy proxy = new CuttingProxy(port, CuttingProxy.resultsContaining("CUT-HERE-7f3a"))) {
+            connector = "lost-result";
+            Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+            cfg.put("connection.url", db.jdbcUrl().replace(":" + port + "/", ":" + proxy.port() + "/"));
+            cfg.put("subscription.orders.topic", "lost-result-orders");
+            cfg.put("outbox.backoff.initial.ms", "100");
+            cfg.put("outbox.backoff.max.ms", "500");
+            TestConnect.cluster().configureConnector(connector, cfg);
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> stamped(db) == 8 && poisoned(db) == 1);
+            assertThat(proxy.cuts()).as("claims lost their result").isGreaterThanOrEqualTo(5);
+            assertThat((String) db.query("SELECT last_error FROM events WHERE seq = ?", lost).get(0).get(0))
+                .contains("claimed 6 times").contains("result of its last claim was lost");
+            Set<Long> seqs = new HashSet<>();
+            TestConnect.consume(8, Duration.ofSeconds(30), "lost-result-orders").forEach(r -> seqs.add(r.seq()));
+            assertThat(seqs).hasSize(8).doesNotContain(lost);
+            assertThat(TaskState.running(connector)).isTrue();
+        }
     }
 
     private static long terminateRelaySessions(TestDatabase db) {
