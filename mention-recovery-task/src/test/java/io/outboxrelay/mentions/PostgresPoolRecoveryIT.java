@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
-import io.outboxrelay.common.CuttingProxy;
+import io.outboxrelay.testsupport.CuttingProxy;
 import io.outboxrelay.common.PostgresDataSources;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -3,7 +3,7 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outboxrelay.common.CuttingProxy;
+import io.outboxrelay.testsupport.CuttingProxy;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;

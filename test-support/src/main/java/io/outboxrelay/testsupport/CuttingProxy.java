@@ -1,4 +1,4 @@
-package io.outboxrelay.common;
+package io.outboxrelay.testsupport;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP relay in front of PostgreSQL that cuts sessions at moments a {@link Rule} picks: it closes both
  * sides instead of forwarding the chunk the rule names. Knows one thing of the protocol: when a session's
- * login completed (the server's first ReadyForQuery went through). Test-only, shared through this
- * module's test jar.
+ * login completed (the server's first ReadyForQuery went through). For tests only (the modules' test
+ * scope).
  */
 public final class CuttingProxy implements AutoCloseable {
     /** Decides, for each chunk read from one side, whether to cut the session instead of forwarding it. */
