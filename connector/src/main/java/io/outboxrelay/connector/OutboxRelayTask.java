@@ -226,20 +226,14 @@ public class OutboxRelayTask extends SourceTask {
         }
         List<OutboxClaimer.Released> released = claimer.releaseUnknownLeases(heldSeqs(),
             attemptReturned.stream().mapToLong(Long::longValue).toArray());
+        for (OutboxClaimer.Released r : released) {
+            attemptReturned.add(r.seq());
+            failures.poisonIfUnreadPastLimit(r.seq(), r.attempts());
+        }
         if (!released.isEmpty()) {
-            released.forEach(r -> attemptReturned.add(r.seq()));
             log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
                 released.size());
             schedule.checkSuspectsBy(clock.millis());
-        }
-        // a row whose claims keep losing their result is never read, so the claim's check never sees its count
-        for (OutboxClaimer.Released r : released) {
-            if (r.attempts() > config.connector().maxAttempts()) {
-                failures.poisonLater(r.seq(), "claimed " + r.attempts() + " times without being fanned out"
-                    + " (outbox.max.attempts=" + config.connector().maxAttempts() + "); the result of its last claim"
-                    + " was lost with the database connection; SELECT events_requeue(" + r.seq() + ") once the"
-                    + " connection is sound");
-            }
         }
         failures.flushPoison();
     }

@@ -64,8 +64,7 @@ final class RelayFailureHandler {
     /** Why this claimed row must not be produced, or null when it may be. */
     String rejectBeforeProducing(ClaimedRow row) {
         if (row.attempts() > config.maxAttempts()) {
-            return "claimed " + row.attempts() + " times without being fanned out (outbox.max.attempts="
-                + config.maxAttempts() + "); the task failed or was stopped while delivering it each time"
+            return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
                 + (row.lastError() == null ? "" : "; last error: " + row.lastError());
         }
         if (row.headersType() != null && !"object".equals(row.headersType())) {
@@ -83,12 +82,24 @@ final class RelayFailureHandler {
         return null;
     }
 
-    void poisonLater(ClaimedRow row, String reason) {
-        poisonLater(row.seq(), reason);
+    /**
+     * A row a lost claim result left past the attempt limit: it is never read, so the check in
+     * {@link #rejectBeforeProducing} never sees it. Poisoned by the next {@link #flushPoison}.
+     */
+    void poisonIfUnreadPastLimit(long seq, int attempts) {
+        if (attempts > config.maxAttempts()) {
+            toPoison.put(seq, claimedTooOften(attempts) + "; the result of its last claim was lost with the"
+                + " database connection; SELECT events_requeue(" + seq + ") once the connection is sound");
+        }
     }
 
-    void poisonLater(long seq, String reason) {
-        toPoison.put(seq, reason);
+    private String claimedTooOften(int attempts) {
+        return "claimed " + attempts + " times without being fanned out (outbox.max.attempts=" + config.maxAttempts()
+            + ")";
+    }
+
+    void poisonLater(ClaimedRow row, String reason) {
+        toPoison.put(row.seq(), reason);
     }
 
     /** Poisons the rows collected by {@link #poisonLater} in one statement. */
