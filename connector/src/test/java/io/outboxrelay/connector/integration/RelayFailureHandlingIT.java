@@ -57,6 +57,28 @@ class RelayFailureHandlingIT {
     }
 
     /**
+     * A relay on topic {@code <name>-orders}, which refuses messages over 1500 bytes, under
+     * errors.tolerance=all (a refused record is retried, not fatal), with short backoffs and a lease too
+     * long to expire during the test: a row must be released to be retried.
+     */
+    private Map<String, String> brokerRejectsBigRowsConfig(TestDatabase db, String name) {
+        TestConnect.cluster().kafka().createTopic(name + "-orders", 1, 1, Map.of("max.message.bytes", "1500"));
+        connector = name;
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", name + "-orders");
+        cfg.put("errors.tolerance", "all");
+        cfg.put("outbox.backoff.initial.ms", "200");
+        cfg.put("outbox.backoff.max.ms", "1000");
+        cfg.put("outbox.lease.ms", "600000");
+        return cfg;
+    }
+
+    /** A row whose record is over the 1500 bytes of {@link #brokerRejectsBigRowsConfig}'s topic. */
+    private static long insertRowTheBrokerRejects(TestDatabase db) {
+        return db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(3_000) + "\"}");
+    }
+
+    /**
      * A test trigger named {@code name}: an UPDATE of a row matching {@code when} fails with a retriable
      * serialization failure (40001) while {@code refuseIf} holds. It also counts, in the sequence
      * {@code name}, how often it was asked (read with {@link #timesAsked}): {@code refuseIf} may test
@@ -133,15 +155,8 @@ class RelayFailureHandlingIT {
     @Test
     void aRecordTheBrokerRejectsIsRetriedAloneWithBackoffAndPoisonedWhileOtherRowsFlow() {
         TestDatabase db = TestPostgres.get().createDatabase("rejected");
-        TestConnect.cluster().kafka().createTopic("rejected-orders", 1, 1, Map.of("max.message.bytes", "1500"));
-        long big = db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(3_000) + "\"}");
-        connector = "rejected";
-        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-        cfg.put("subscription.orders.topic", "rejected-orders");
-        cfg.put("errors.tolerance", "all");
-        cfg.put("outbox.backoff.initial.ms", "200");
-        cfg.put("outbox.backoff.max.ms", "1000");
-        cfg.put("outbox.lease.ms", "600000"); // a lease left to expire would stall the test: it must be released
+        long big = insertRowTheBrokerRejects(db);
+        Map<String, String> cfg = brokerRejectsBigRowsConfig(db, "rejected");
         TestConnect.cluster().configureConnector(connector, cfg);
         for (int i = 0; i < 5; i++) {
             db.insertEvents(20, 5, "order.created"); // other rows keep flowing during the retries
@@ -176,18 +191,11 @@ class RelayFailureHandlingIT {
             $fn$;
             CREATE TRIGGER slow_update BEFORE UPDATE ON events FOR EACH STATEMENT EXECUTE FUNCTION slow_update();
             """);
-        TestConnect.cluster().kafka().createTopic("release-fails-orders", 1, 1, Map.of("max.message.bytes", "1500"));
-        db.insertEvent("order.created", "big-1", "{\"blob\":\"" + "x".repeat(3_000) + "\"}");
+        insertRowTheBrokerRejects(db);
         db.insertEvents(20, 5, "order.created");
-        connector = "release-fails";
-        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-        cfg.put("subscription.orders.topic", "release-fails-orders");
+        Map<String, String> cfg = brokerRejectsBigRowsConfig(db, "release-fails");
         cfg.put("outbox.batch.size", "21");
         cfg.put("outbox.max.attempts", "2");
-        cfg.put("errors.tolerance", "all");
-        cfg.put("outbox.backoff.initial.ms", "200");
-        cfg.put("outbox.backoff.max.ms", "1000");
-        cfg.put("outbox.lease.ms", "600000");
         TestConnect.cluster().configureConnector(connector, cfg);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> poisoned(db) == 1 && stamped(db) == 20);
