@@ -21,14 +21,43 @@ record ClaimedRow(
     String[] headerValues,
     boolean leaseExpired) {
 
-    /** Bytes the record's key, payload, headers and fixed fields take, before any converter. */
+    /**
+     * What the schema and field names of one record take when a converter writes them; JsonConverter
+     * with schemas enabled writes the value's whole schema into every record (about 700 bytes).
+     */
+    static final int RECORD_OVERHEAD_BYTES = 1_024;
+
+    /**
+     * An upper estimate of the bytes the record's key, value and headers take once converted: the payload
+     * as JsonConverter writes it (an escaped JSON string, so a quote or backslash takes two bytes), the
+     * value's schema, and the subject, type and id that appear both in the value and as key or headers.
+     */
     int estimatedRecordBytes() {
-        int bytes = payloadBytes + subject.length() * 2 + type.length() + id.length() + 256;
+        int bytes = jsonStringBytes(payload, payloadBytes) + 2 * jsonStringBytes(subject, OutboxClaimer.utf8Length(subject))
+            + 2 * jsonStringBytes(type, OutboxClaimer.utf8Length(type)) + 2 * id.length() + RECORD_OVERHEAD_BYTES;
         if (headerKeys != null) {
             for (int i = 0; i < headerKeys.length; i++) {
-                bytes += headerKeys[i].length() + (headerValues[i] == null ? 0 : headerValues[i].length()) + 8;
+                bytes += OutboxClaimer.utf8Length(headerKeys[i])
+                    + (headerValues[i] == null ? 0 : OutboxClaimer.utf8Length(headerValues[i])) + 8;
             }
         }
         return bytes;
+    }
+
+    /**
+     * Bytes of {@code s} written as a JSON string's contents: its UTF-8 bytes ({@code utf8Bytes}) plus one
+     * for each quote or backslash and up to five for each control character ({@code \u0001}).
+     */
+    static int jsonStringBytes(String s, int utf8Bytes) {
+        int extra = 0;
+        for (int i = 0, n = s.length(); i < n; i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                extra++;
+            } else if (c < 0x20) {
+                extra += 5;
+            }
+        }
+        return utf8Bytes + extra;
     }
 }

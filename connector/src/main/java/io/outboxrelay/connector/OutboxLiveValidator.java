@@ -25,9 +25,11 @@ final class OutboxLiveValidator {
         "lease_owner", "lease_until");
 
     private final OutboxSourceConnectorConfig config;
+    private final String connectorName;
 
-    OutboxLiveValidator(OutboxSourceConnectorConfig config) {
+    OutboxLiveValidator(OutboxSourceConnectorConfig config, String connectorName) {
         this.config = config;
+        this.connectorName = connectorName;
     }
 
     void check(Config result) {
@@ -81,6 +83,10 @@ final class OutboxLiveValidator {
                     columns.add(rs.getString(1));
                 }
             }
+        }
+        String shared = new SharedTableGuard(connectorName, config.quotedTable(), config.subscriptions()).conflict(c);
+        if (shared != null) {
+            error(result, OutboxSourceConnectorConfig.SUBSCRIPTIONS, shared);
         }
         List<String> missing = REQUIRED_COLUMNS.stream().filter(col -> !columns.contains(col)).toList();
         if (!missing.isEmpty()) {

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,12 @@ final class OutboxRecordFactory {
         .field("coalesced_seqs", SchemaBuilder.array(Schema.INT64_SCHEMA).optional().build())
         .build();
 
+    /**
+     * Headers every record carries from the relay itself. A row's {@code headers} may not set them: a
+     * consumer that dedupes on {@code event.id} must be able to trust it (such a row is poisoned).
+     */
+    static final List<String> RESERVED_HEADERS = List.of("event.id", "event.type", "subscription");
+
     private final List<Subscription> subscriptions;
     private final Map<String, ?> sourcePartition;
 
@@ -52,10 +59,17 @@ final class OutboxRecordFactory {
         return new PendingRow(row, matching.toArray(new Subscription[0]));
     }
 
-    /** Records for a batch of rows in seq order, appended to {@code out} in seq order. */
+    /**
+     * Records for a batch of rows, appended to {@code out} in seq order whatever the order of
+     * {@code batch}: a claim lists rows attempted before ahead of fresh ones, and a requeued row is fresh
+     * with a lower seq. So a subject's events reach each subscriber in seq order, and a coalescing
+     * subscription gets the subject's highest seq, its latest event.
+     */
     void records(List<PendingRow> batch, List<SourceRecord> out) {
-        Map<String, Map<String, List<PendingRow>>> coalesceGroups = coalesceGroups(batch);
-        for (PendingRow row : batch) {
+        List<PendingRow> inSeqOrder = new ArrayList<>(batch);
+        inSeqOrder.sort(Comparator.comparingLong(PendingRow::seq));
+        Map<String, Map<String, List<PendingRow>>> coalesceGroups = coalesceGroups(inSeqOrder);
+        for (PendingRow row : inSeqOrder) {
             for (int slot = 0; slot < row.slotCount(); slot++) {
                 Subscription sub = row.subscriptionAt(slot);
                 if (!sub.coalesce()) {
@@ -64,7 +78,7 @@ final class OutboxRecordFactory {
                 }
                 List<PendingRow> group = coalesceGroups.get(sub.name()).get(row.row().subject());
                 if (group.get(group.size() - 1) != row) {
-                    continue; // covered by the subject's latest event in this batch
+                    continue; // covered by the subject's latest event (highest seq) in this batch
                 }
                 PendingRow[] rows = new PendingRow[group.size()];
                 int[] slots = new int[group.size()];

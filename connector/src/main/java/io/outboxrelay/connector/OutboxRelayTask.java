@@ -9,6 +9,7 @@ import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.common.TaskMetricsRegistry;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -57,6 +58,9 @@ public class OutboxRelayTask extends SourceTask {
     private long startedAt;
     private boolean reachedDatabase;
     private boolean leasesToRecover;
+    private SharedTableGuard tableShare;
+    /** Whether this task checked, before its first claim, that no connector serves other subscriptions on the table. */
+    private boolean tableShareChecked;
     private ClaimSchedule schedule;
     private long nextLeaseExtensionAt;
     private final List<PendingRow> unstamped = new ArrayList<>();
@@ -64,6 +68,12 @@ public class OutboxRelayTask extends SourceTask {
     private final List<Long> neverHandedOut = new ArrayList<>();
     /** Rows whose lost claim this incarnation gave the attempt back for already (once per row). */
     private final Set<Long> attemptReturned = new HashSet<>();
+    /**
+     * Rows of the records the last poll() returned. Connect calls poll() again only once it has converted
+     * and sent every record of the previous return, so rows returned earlier cannot be what failed the
+     * task; these can (a converter or transform error in the batch stops the task before the next poll).
+     */
+    private final Set<Long> awaitingDispatch = new HashSet<>();
 
     public OutboxRelayTask() {
         this(Clock.systemUTC());
@@ -82,7 +92,10 @@ public class OutboxRelayTask extends SourceTask {
     public void start(Map<String, String> props) {
         config = new OutboxSourceTaskConfig(props);
         String owner = config.leaseOwner();
-        ConnectionSettings settings = ConnectionConfigKeys.settings(config.connector(), "outbox-relay:" + owner);
+        tableShare = new SharedTableGuard(config.connectorName(), config.connector().quotedTable(),
+            config.connector().subscriptions());
+        ConnectionSettings settings = ConnectionConfigKeys.settings(config.connector(),
+            tableShare.applicationName(owner));
         dataSource = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, incarnation,
@@ -97,7 +110,7 @@ public class OutboxRelayTask extends SourceTask {
             config.connector().retentionMs(), config.connector().retentionIntervalMs(), config.relayTaskIndex() == 0,
             metrics);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
-            metrics.gauges(tracker::inFlightCount));
+            metrics.gauges(tracker::inFlightCount, config.relayTaskIndex() == 0));
         long now = clock.millis();
         startedAt = now;
         schedule = new ClaimSchedule(now, config.connector().sweepInterval().toMillis(),
@@ -136,17 +149,24 @@ public class OutboxRelayTask extends SourceTask {
 
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
+        awaitingDispatch.clear(); // Connect is back for more: it sent everything returned before
         long now = clock.millis();
         if (now < backoffUntil) {
+            extendLeasesWhileBackingOff(now);
             wake.await(Math.min(backoffUntil - now, ClaimSchedule.MAX_IDLE_WAIT_MS));
             return null;
         }
         try {
+            if (!tableShareChecked) {
+                refuseATableSharedWithOtherSubscriptions();
+                tableShareChecked = true;
+            }
+            // first: whatever fails later in this pass, the rows this task holds keep their leases
+            maybeExtendLeases(now);
             if (passBackoff.failures() > 0 || leasesToRecover) {
                 recoverLostLeases();
             }
             settle();
-            maybeExtendLeases(now);
             maintenance.run(now);
             List<SourceRecord> out = new ArrayList<>();
             ClaimSchedule.Due due = schedule.due(now, hasRoom());
@@ -189,6 +209,17 @@ public class OutboxRelayTask extends SourceTask {
         }
         wake.await(schedule.idleWaitMs(clock.millis(), hasRoom()));
         return null;
+    }
+
+    /** Fails the task, before it claims anything, when a running connector serves other subscriptions on the table. */
+    private void refuseATableSharedWithOtherSubscriptions() throws SQLException {
+        String conflict;
+        try (Connection c = dataSource.getConnection()) {
+            conflict = tableShare.conflict(c);
+        }
+        if (conflict != null) {
+            throw new ConnectException(conflict);
+        }
     }
 
     private boolean hasRoom() {
@@ -283,6 +314,7 @@ public class OutboxRelayTask extends SourceTask {
         for (ClaimedRow row : accepted) {
             PendingRow pending = factory.pending(row);
             pending.markHandedOut();
+            awaitingDispatch.add(pending.seq());
             tracker.track(pending);
             deliverable.add(pending);
         }
@@ -336,6 +368,20 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     /**
+     * A backoff may outlast the lease (its cap is not tied to it): the rows this task holds (records in
+     * flight, acknowledged rows whose stamp failed) keep their leases through it, or another claimer could
+     * take rows this task will still stamp. A failure here only logs; the backoff goes on.
+     */
+    private void extendLeasesWhileBackingOff(long now) {
+        try {
+            maybeExtendLeases(now);
+        } catch (SQLException e) {
+            nextLeaseExtensionAt = now + Math.min(1_000, leaseExtensionPeriodMs());
+            log.debug("Lease extension during backoff failed: {} (SQLState {})", e.getMessage(), e.getSQLState());
+        }
+    }
+
+    /**
      * Rows this task holds: in flight, acknowledged but not yet stamped (a stamp failed), and failed rows
      * whose poisoning or release has not committed yet.
      */
@@ -366,7 +412,7 @@ public class OutboxRelayTask extends SourceTask {
         metricsRegistry.close();
         try {
             settle();
-            failures.releaseOnStop(tracker.inFlight());
+            failures.releaseOnStop(tracker.inFlight(), awaitingDispatch);
             tracker.clear();
         } catch (SQLException e) {
             log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",

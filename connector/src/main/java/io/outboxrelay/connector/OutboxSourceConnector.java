@@ -86,7 +86,8 @@ public class OutboxSourceConnector extends SourceConnector {
         Config result = new Config(values);
         checkTaskCount(connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
-            new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs)).check(result);
+            new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
+                connectorConfigs.getOrDefault("name", "outbox")).check(result);
         }
         return result;
     }

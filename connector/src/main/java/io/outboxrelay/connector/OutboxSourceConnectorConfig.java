@@ -88,7 +88,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                     SUBSCRIPTIONS_GROUP, ++order, Width.LONG, name + ": event types")
                 .define(prefix + COALESCE_SUFFIX, Type.BOOLEAN, false, Importance.MEDIUM,
                     "When true, subscription '" + name + "' gets one record per subject within a claimed batch, for the"
-                        + " latest event; the record's coalesced_seqs lists the events it covers. Only for consumers"
+                        + " latest event (the highest seq); the record's coalesced_seqs lists the events it covers. Only for consumers"
                         + " that re-read current state; leave false when every event is a fact of its own.",
                     SUBSCRIPTIONS_GROUP, ++order, Width.SHORT, name + ": coalesce");
         }
@@ -133,8 +133,11 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                 "When set, one record describing each poisoned row is published to this topic.",
                 OUTBOX_GROUP, ++order, Width.MEDIUM, "Poison topic")
             .define(MAX_RECORD_BYTES, Type.INT, DEFAULT_MAX_RECORD_BYTES, Range.atLeast(1_024), Importance.LOW,
-                "A row whose payload and headers exceed this many bytes is poisoned before it is produced, so an"
-                    + " oversized row cannot fail the task. Keep it below the producer's max.request.size.",
+                "A row whose record would exceed this many bytes once converted is poisoned before it is produced,"
+                    + " so an oversized row cannot fail the task. The size is estimated as JsonConverter writes the"
+                    + " record: the payload as an escaped JSON string (a quote or backslash counts twice), the"
+                    + " value's schema (about 1 KB), key and headers. Keep it below the producer's"
+                    + " max.request.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max record bytes")
             .define(MAX_INFLIGHT_BATCHES, Type.INT, 4, Range.between(1, 64), Importance.LOW,
                 "Claimed batches a task may have in flight (sent, not yet acknowledged and stamped).",

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.stream.LongStream;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
@@ -71,13 +72,31 @@ final class RelayFailureHandler {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
                 + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
         }
+        String reserved = reservedHeader(row);
+        if (reserved != null) {
+            return "headers sets '" + reserved + "', a header the relay itself writes on every record "
+                + OutboxRecordFactory.RESERVED_HEADERS + "; the writer's value would let consumers be misled about"
+                + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
+                + " events_requeue(" + row.seq() + ")";
+        }
         int bytes = row.estimatedRecordBytes();
         if (bytes > config.maxRecordBytes()) {
-            return "record of about " + bytes + " bytes (payload " + row.payloadBytes()
+            return "record of about " + bytes + " bytes once converted (payload " + row.payloadBytes()
                 + " bytes) exceeds outbox.max.record.bytes=" + config.maxRecordBytes()
                 + "; shrink the payload, or raise outbox.max.record.bytes together with the producer's"
                 + " max.request.size and the topic's max.message.bytes, then SELECT events_requeue("
                 + row.seq() + ")";
+        }
+        return null;
+    }
+
+    private static String reservedHeader(ClaimedRow row) {
+        if (row.headerKeys() != null) {
+            for (String key : row.headerKeys()) {
+                if (OutboxRecordFactory.RESERVED_HEADERS.contains(key)) {
+                    return key;
+                }
+            }
         }
         return null;
     }
@@ -207,23 +226,29 @@ final class RelayFailureHandler {
     }
 
     /**
-     * Releases every row still in flight at stop. The attempt is returned only for rows whose records
-     * never left the task: Connect also calls stop() after the task failed on a record (a converter
-     * error), and returning that attempt would let one row crash-loop the task forever.
+     * Releases every row still in flight at stop, giving its attempt back unless its records are among
+     * those of the last poll(), which Connect may not have sent: Connect also calls stop() after the task
+     * failed on a record (a converter or transform error), and returning that attempt would let one row
+     * crash-loop the task forever. Rows whose records were sent but not yet acknowledged (a slow broker
+     * at a graceful stop) get their attempt back, so repeated stops do not push healthy rows towards
+     * poisoning; the next owner delivers them again, so a consumer may see them twice.
      */
-    void releaseOnStop(Collection<PendingRow> inFlight) throws SQLException {
+    void releaseOnStop(Collection<PendingRow> inFlight, Set<Long> maybeUnsent) throws SQLException {
         if (inFlight.isEmpty()) {
             return;
         }
         long[] seqs = new long[inFlight.size()];
         int[] givebacks = new int[inFlight.size()];
         int i = 0;
+        int kept = 0;
         for (PendingRow row : inFlight) {
             seqs[i] = row.seq();
-            givebacks[i++] = row.handedOut() ? 0 : 1;
+            boolean keep = row.handedOut() && maybeUnsent.contains(row.seq());
+            kept += keep ? 1 : 0;
+            givebacks[i++] = keep ? 0 : 1;
         }
         claimer.releaseNow(seqs, givebacks);
-        log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once",
-            seqs.length);
+        log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({} of"
+            + " them, from the last batch Connect may not have sent, keep their attempt)", seqs.length, kept);
     }
 }

@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Periodic work beside the claim loop, on the task thread: the backlog gauges (rows waiting, age of
- * the oldest) and, on relay task 0 only, retention of fanned rows in small batches.
+ * Periodic table-wide work beside the claim loop, on relay task 0's thread only (the other tasks skip
+ * it): the backlog gauges (rows waiting, age of the oldest) and retention of fanned rows in small batches.
  */
 final class RelayMaintenance {
     private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
@@ -22,6 +22,7 @@ final class RelayMaintenance {
 
     private final DataSource dataSource;
     private final String backlogSql;
+    private final boolean tableWideTask;
     private final String retentionSql;
     private final long retentionMs;
     private final long retentionIntervalMs;
@@ -31,11 +32,13 @@ final class RelayMaintenance {
     private boolean retentionDenied;
 
     RelayMaintenance(DataSource dataSource, String quotedTable, long retentionMs, long retentionIntervalMs,
-                     boolean runsRetention, RelayMetrics metrics) {
+                     boolean tableWideTask, RelayMetrics metrics) {
         this.dataSource = dataSource;
         this.backlogSql = SQL.forTable("Backlog", quotedTable);
         this.retentionSql = SQL.forTable("DeleteRetained", quotedTable);
-        this.retentionMs = runsRetention ? retentionMs : 0;
+        // one task of the connector does the table-wide work: the backlog gauges and retention
+        this.tableWideTask = tableWideTask;
+        this.retentionMs = tableWideTask ? retentionMs : 0;
         this.retentionIntervalMs = retentionIntervalMs;
         this.metrics = metrics;
     }
@@ -46,7 +49,7 @@ final class RelayMaintenance {
      * interval, and must not stop the pass that claims and stamps rows.
      */
     void run(long nowMs) {
-        if (nowMs >= nextBacklogAt) {
+        if (tableWideTask && nowMs >= nextBacklogAt) {
             nextBacklogAt = nowMs + BACKLOG_INTERVAL_MS;
             try {
                 probeBacklog();

@@ -78,13 +78,20 @@ final class RelayMetrics {
         oldestAgeMs.set(oldestMs);
     }
 
-    /** The gauges as published over JMX; {@code inFlight} reads the task's records in flight. */
-    Map<String, Metric> gauges(IntSupplier inFlight) {
+    /**
+     * The gauges as published over JMX; {@code inFlight} reads the task's records in flight. The
+     * table-wide gauges ({@code backlog-rows}, {@code oldest-unfanned-age-ms}) are published by one task
+     * of the connector only ({@code tableWide}), so that summing a gauge over tasks, as dashboards do,
+     * counts the table once.
+     */
+    Map<String, Metric> gauges(IntSupplier inFlight, boolean tableWide) {
         Map<String, Metric> m = new LinkedHashMap<>();
-        m.put("backlog-rows", new Metric("Rows waiting to be fanned out (not fanned, not poisoned), table-wide;"
-            + " refreshed every 10 s; -1 until first read", backlog::get));
-        m.put("oldest-unfanned-age-ms", new Metric("Age of the oldest row waiting to be fanned out; 0 when none",
-            oldestAgeMs::get));
+        if (tableWide) {
+            m.put("backlog-rows", new Metric("Rows waiting to be fanned out (not fanned, not poisoned), table-wide;"
+                + " published by relay task 0 only; refreshed every 10 s; -1 until first read", backlog::get));
+            m.put("oldest-unfanned-age-ms", new Metric("Age of the oldest row waiting to be fanned out, table-wide;"
+                + " published by relay task 0 only; 0 when none", oldestAgeMs::get));
+        }
         m.put("rows-claimed-total", new Metric("Rows this task claimed", claimed::get));
         m.put("rows-claimed-rate", new Metric("Rows claimed per second", claimRate::perSecond));
         m.put("rows-fanned-total", new Metric("Rows this task stamped as fanned out", stamped::get));

@@ -81,6 +81,36 @@ class OutboxRecordFactoryTest {
             .isEqualTo("{\"corpus.index\":{\"topic\":\"index\",\"partition\":0,\"offset\":7}}");
     }
 
+    /**
+     * A retried row comes first in a claim (rows attempted before are claimed ahead of fresh ones), so a
+     * requeued row 10 can follow a retried row 30 of the same subject in one pass. The latest event is the
+     * highest seq, whatever the list order, and every subscriber sees the subject's events in seq order.
+     */
+    @Test
+    void theHighestSeqCoversTheSubjectAndRecordsFollowSeqOrderWhateverTheClaimOrder() {
+        List<PendingRow> pending = new ArrayList<>();
+        List<SourceRecord> records = build(List.of(WEBHOOKS, INDEX), pending,
+            row(30, "supplier.activated", "supplier:7"), row(10, "supplier.connected", "supplier:7"));
+
+        List<SourceRecord> index = records.stream().filter(r -> r.topic().equals("index")).toList();
+        assertThat(index).hasSize(1);
+        Struct latest = (Struct) index.get(0).value();
+        assertThat(latest.getInt64("seq")).isEqualTo(30L);
+        assertThat(latest.<Long>getArray("coalesced_seqs")).containsExactly(10L, 30L);
+        assertThat(records.stream().filter(r -> r.topic().equals("hooks"))
+            .map(r -> ((Struct) r.value()).getInt64("seq")).toList()).containsExactly(10L, 30L);
+
+        FanOutAckTracker tracker = new FanOutAckTracker(false, () -> { });
+        pending.forEach(tracker::track);
+        for (SourceRecord r : records) {
+            tracker.onCommit((OutboxRecord) r, new RecordMetadata(new TopicPartition(r.topic(), 0), 4, 0, 0, 0, 0));
+        }
+        PendingRow row10 = pending.stream().filter(p -> p.seq() == 10).findFirst().orElseThrow();
+        PendingRow row30 = pending.stream().filter(p -> p.seq() == 30).findFirst().orElseThrow();
+        assertThat(row10.fanoutJson()).contains("\"corpus.index\":{\"coalesced_into\":30}");
+        assertThat(row30.fanoutJson()).contains("\"corpus.index\":{\"topic\":\"index\"");
+    }
+
     @Test
     void recordsCarryKeyTimestampAndHeadersOfTheContract() {
         List<SourceRecord> records = build(List.of(WEBHOOKS), new ArrayList<>(), row(5, "supplier.connected", "s:1"));

@@ -84,13 +84,13 @@ class RelayMaintenanceIT {
     }
 
     @Test
-    void aTaskOtherThanTheFirstNeverDeletes() {
+    void aTaskOtherThanTheFirstNeitherDeletesNorReadsTheBacklog() {
         db.execute("TRUNCATE events");
         db.insertEvents(10, 1, "t.a");
         db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'");
         RelayMetrics metrics = new RelayMetrics();
         new RelayMaintenance(pool, "\"events\"", 60_000, 60_000, false, metrics).run(0);
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
-        assertThat(metrics.backlog.get()).isZero();
+        assertThat(metrics.backlog.get()).as("not read: task 0 publishes the table-wide gauges").isEqualTo(-1);
     }
 }

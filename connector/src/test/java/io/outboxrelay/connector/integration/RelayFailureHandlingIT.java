@@ -47,11 +47,17 @@ class RelayFailureHandlingIT {
         return big;
     }
 
-    /** One relay task, subscription "orders" on {@code <connector>-orders}, a 2 KB record limit. */
-    private Map<String, String> smallRecordLimitConfig(TestDatabase db, String name) {
+    /** One relay task named {@code name}, subscription "orders" on {@code <name>-orders}. */
+    private Map<String, String> ordersConfig(TestDatabase db, String name) {
         connector = name;
         Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
         cfg.put("subscription.orders.topic", name + "-orders");
+        return cfg;
+    }
+
+    /** {@link #ordersConfig} with a 2 KB record limit. */
+    private Map<String, String> smallRecordLimitConfig(TestDatabase db, String name) {
+        Map<String, String> cfg = ordersConfig(db, name);
         cfg.put("outbox.max.record.bytes", "2048");
         return cfg;
     }
@@ -203,6 +209,66 @@ class RelayFailureHandlingIT {
         assertThat(db.queryLong("SELECT max(attempts) FROM events WHERE poisoned_at IS NULL"))
             .as("no acknowledged row was claimed again").isEqualTo(1);
         assertThat(TestConnect.countRecords("release-fails-orders")).isEqualTo(20);
+    }
+
+    /**
+     * Stamps fail while the task holds acknowledged rows, so every pass fails and the task backs off for
+     * longer than the lease (backoff cap 6 s, lease 3 s). The leases of the rows it holds must be extended
+     * through the backoff: a lapsed lease lets another claimer take rows this task will still stamp.
+     */
+    @Test
+    void leasesOfHeldRowsAreExtendedWhileTheTaskBacksOff() {
+        TestDatabase db = TestPostgres.get().createDatabase("backoff_leases");
+        refuseUpdates(db, "stamp_attempts", "OLD.fanned_out_at IS NULL AND NEW.fanned_out_at IS NOT NULL",
+            "true");
+        db.insertEvents(30, 5, "order.created");
+        Map<String, String> cfg = ordersConfig(db, "backoff-leases");
+        cfg.put("outbox.lease.ms", "3000");
+        cfg.put("outbox.backoff.initial.ms", "2000");
+        cfg.put("outbox.backoff.max.ms", "6000");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        assertThat(TestConnect.consume(30, Duration.ofSeconds(30), "backoff-leases-orders")).hasSize(30);
+        await().atMost(Duration.ofSeconds(30)).until(() -> timesAsked(db, "stamp_attempts") >= 3);
+        // by now the task backs off up to 6 s at a time; in 12 s no held row's lease may lapse
+        String lapsed = "SELECT count(*) FROM events WHERE fanned_out_at IS NULL"
+            + " AND (lease_until IS NULL OR lease_until < now())";
+        await().during(Duration.ofSeconds(12)).atMost(Duration.ofSeconds(14))
+            .pollInterval(Duration.ofMillis(200)).until(() -> db.queryLong(lapsed) == 0);
+
+        db.execute("DROP TRIGGER stamp_attempts ON events");
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 30);
+        assertThat(db.queryLong("SELECT max(attempts) FROM events")).as("no row was claimed twice").isEqualTo(1);
+        assertThat(TestConnect.countRecords("backoff-leases-orders")).isEqualTo(30);
+    }
+
+    /**
+     * The producer holds the records for two minutes before sending them (linger.ms), so every claimed row
+     * is in flight, its records handed to Connect and not acknowledged, when the connector is stopped. The graceful stop releases them and gives their attempt back:
+     * their records were handed to Connect but no failure of theirs stopped the task, so repeated stops
+     * during broker trouble must not push healthy rows towards poisoning. The row that kills its task
+     * (the test below) keeps its attempt.
+     */
+    @Test
+    void aGracefulStopWithAcknowledgementsOutstandingGivesTheAttemptsBack() {
+        TestDatabase db = TestPostgres.get().createDatabase("slow_acks_stop");
+        db.insertEvents(50, 5, "order.created");
+        Map<String, String> cfg = ordersConfig(db, "slow-acks");
+        cfg.put("outbox.batch.size", "20");
+        cfg.put("outbox.max.inflight.batches", "2");
+        cfg.put("producer.override.linger.ms", "120000");
+        cfg.put("producer.override.batch.size", "1000000");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        String held = "SELECT count(*) FROM events WHERE lease_owner IS NOT NULL AND attempts = 1";
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong(held) == 40);
+        TestConnect.cluster().stopConnector(connector);
+
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NOT NULL") == 0);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE attempts > 0"))
+            .as("rows released at a graceful stop keep no attempt").isZero();
+        assertThat(stamped(db)).isZero();
     }
 
     @Test
@@ -368,20 +434,26 @@ class RelayFailureHandlingIT {
             + "'{\"traceparent\":\"00-ab-01\",\"n\":1,\"o\":{\"k\":true}}')");
         db.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'p-1', '[1,2,3]')");
         db.execute("INSERT INTO events(type, subject) VALUES ('nobody.wants.this', 'u-1')");
+        // a writer's headers may not pose as the relay's own: consumers dedupe on event.id
+        db.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'f-1', "
+            + "'{\"traceparent\":\"00-cd-01\",\"event.id\":\"forged\"}')");
         connector = "bad-input";
         Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
         cfg.put("subscription.orders.topic", "bad-input-orders");
         cfg.put("subscription.orders.event.types", "order.*");
         TestConnect.cluster().configureConnector(connector, cfg);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 3 && poisoned(db) == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db) == 3 && poisoned(db) == 2);
         assertThat((String) db.query("SELECT last_error FROM events WHERE subject = 'h-1'").get(0).get(0))
             .contains("headers must be a JSON object");
+        assertThat((String) db.query("SELECT last_error FROM events WHERE subject = 'f-1'").get(0).get(0))
+            .contains("'event.id'").contains("events_requeue(");
         assertThat(db.query("SELECT fanout::text FROM events WHERE subject = 'u-1'").get(0).get(0)).isEqualTo("{}");
         List<TestConnect.Received> received = TestConnect.consume(2, Duration.ofSeconds(30), "bad-input-orders");
         TestConnect.Received headers = received.stream().filter(r -> r.key().equals("h-2")).findFirst().orElseThrow();
         assertThat(headers.headers()).containsEntry("traceparent", "00-ab-01").containsEntry("n", "1")
             .containsEntry("o", "{\"k\": true}");
+        assertThat(received).extracting(TestConnect.Received::key).doesNotContain("f-1");
         TestConnect.Received array = received.stream().filter(r -> r.key().equals("p-1")).findFirst().orElseThrow();
         assertThat(array.value().get("payload").asText()).isEqualTo("[1, 2, 3]");
     }

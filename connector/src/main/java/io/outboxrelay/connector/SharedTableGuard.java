@@ -1,0 +1,114 @@
+package io.outboxrelay.connector;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One rule for connectors that share an outbox table: they all serve the same subscriptions. A row
+ * carries one {@code fanned_out_at}, stamped by whichever connector claimed it, for the records of that
+ * connector's subscriptions only; a connector with other subscriptions would take rows its neighbour's
+ * subscribers never get.
+ *
+ * <p>Each relay session announces what it relays in its {@code application_name}:
+ * {@code outbox-relay:<connector>-<task>@<table>.<subscriptions>}, two fingerprints of eight hex digits.
+ * {@code validate()} and each relay task, before its first claim, look at the sessions of the database
+ * (pg_stat_activity, whose application names any role may read) for a running connector on the same table
+ * with other subscriptions. Tables are told apart by {@code outbox.table} as configured, an unqualified
+ * name standing for {@code public.<name>}. The rule is checked among running connectors: a connector
+ * whose tasks are all stopped has no sessions and is not seen.
+ */
+final class SharedTableGuard {
+    static final String PREFIX = "outbox-relay:";
+    /** PostgreSQL keeps the first 63 bytes of an application name. */
+    private static final int MAX_APPLICATION_NAME = 63;
+    /** Bytes left for the task's name: the prefix and the two fingerprints ("@" 8 "." 8) take the rest. */
+    private static final int OWNER_ROOM = MAX_APPLICATION_NAME - PREFIX.length() - 18;
+    private static final Pattern ANNOUNCED = Pattern.compile(
+        Pattern.quote(PREFIX) + "(.*)@([0-9a-f]{8})\\.([0-9a-f]{8})");
+
+    private final String connector;
+    private final String tableFingerprint;
+    private final String fingerprint;
+
+    /** @param quotedTable the table as the relay quotes it ({@code "events"}, {@code "app"."events"}) */
+    SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions) {
+        this.connector = connector;
+        this.tableFingerprint = sha256Hex(quotedTable.contains("\".\"") ? quotedTable : "\"public\"." + quotedTable);
+        this.fingerprint = fingerprint(subscriptions);
+    }
+
+    /**
+     * Eight hex digits over everything that decides a row's records: each subscription's name, topic,
+     * event-type globs and coalescing, in name order.
+     */
+    static String fingerprint(List<Subscription> subscriptions) {
+        List<Subscription> byName = new ArrayList<>(subscriptions);
+        byName.sort(Comparator.comparing(Subscription::name));
+        StringBuilder canonical = new StringBuilder();
+        for (Subscription s : byName) {
+            canonical.append(s.name()).append('\n').append(s.topic()).append('\n')
+                .append(String.join(",", new TreeSet<>(s.eventTypeGlobs()))).append('\n')
+                .append(s.coalesce()).append("\n\n");
+        }
+        return sha256Hex(canonical.toString());
+    }
+
+    private static String sha256Hex(String s) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 4);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
+        }
+    }
+
+    /** The application name of a relay session of task {@code owner}; the owner part is cut if too long. */
+    String applicationName(String owner) {
+        return PREFIX + (owner.length() > OWNER_ROOM ? owner.substring(0, OWNER_ROOM) : owner) + "@" + tableFingerprint
+            + "." + fingerprint;
+    }
+
+    /**
+     * Why this connector must not relay the table, naming the running connector that serves other
+     * subscriptions on it and the fix; null when no such connector runs.
+     */
+    String conflict(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT DISTINCT application_name FROM pg_stat_activity"
+            + " WHERE datname = current_database() AND starts_with(application_name, ?)")) {
+            ps.setString(1, PREFIX);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Matcher m = ANNOUNCED.matcher(rs.getString(1));
+                    if (!m.matches() || !m.group(2).equals(tableFingerprint) || m.group(3).equals(fingerprint)) {
+                        continue;
+                    }
+                    String owner = m.group(1);
+                    String other = owner.replaceFirst("-\\d+$", "");
+                    if (other.equals(connector) || owner.length() == OWNER_ROOM && connector.startsWith(owner)) {
+                        continue; // this connector's own sessions (tasks before a reconfiguration; a long name cut)
+                    }
+                    return "connector '" + connector + "' would relay the same outbox table as running connector '"
+                        + other + "', but with other subscriptions. A row is fanned out once, for the subscriptions"
+                        + " of whichever connector claims it, so each connector's subscribers would lose the rows the"
+                        + " other one claims. Give '" + connector + "' exactly the subscription settings of '" + other
+                        + "' (subscriptions and every subscription.<name>.* key), or add the new subscriptions to '"
+                        + other + "' instead of running a second connector, or give '" + connector
+                        + "' its own outbox table";
+                }
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,35 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outboxrelay.common.Backoff;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The rejection rules applied to a claimed row before any of its records is produced, as pure logic. */
+class RelayFailureHandlerTest {
+    private static final OutboxSourceConnectorConfig CONFIG = new OutboxSourceConnectorConfig(Map.of(
+        "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks"));
+
+    private static final RelayFailureHandler HANDLER = new RelayFailureHandler(null, CONFIG, new Backoff(1, 2),
+        new RelayMetrics());
+
+    private static ClaimedRow rowWithHeader(String key) {
+        return new ClaimedRow(12, "id-12", "order.created", "order:1", "{}", 0L, 1, null, 2, "object",
+            new String[] {"traceparent", key}, new String[] {"00-ab-01", "forged"}, false);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"event.id", "event.type", "subscription"})
+    void aRowWhoseHeadersSetAHeaderTheRelayWritesIsRejectedWithTheFix(String reserved) {
+        assertThat(HANDLER.rejectBeforeProducing(rowWithHeader(reserved)))
+            .contains("'" + reserved + "'").contains("SELECT events_requeue(12)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"event.source", "Event.ID", "x-subscription"})
+    void otherHeaderNamesPass(String key) {
+        assertThat(HANDLER.rejectBeforeProducing(rowWithHeader(key))).isNull();
+    }
+}
