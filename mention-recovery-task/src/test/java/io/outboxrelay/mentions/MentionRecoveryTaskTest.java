@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The task's pass and acknowledgement bookkeeping over a fake store: a message is marked only after
  * every one of its records was delivered, owed rows precede records, one batch is in flight, faults
- * and database errors never stop the task, and every pass starts from seq 0.
+ * and database errors of a pass never stop the task, a failed mark is retried with backoff before any
+ * new read, a mark no retry can fix fails the task, and every pass starts from seq 0.
  */
 class MentionRecoveryTaskTest {
     private static final Instant T0 = Instant.parse("2026-05-01T12:00:00Z");
