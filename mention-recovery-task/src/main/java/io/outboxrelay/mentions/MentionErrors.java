@@ -2,17 +2,24 @@ package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.SQLException;
+import org.apache.kafka.connect.errors.ConnectException;
 
 /**
- * Turns a database error of the mention-recovery task into one log line that says what failed, why,
+ * Turns a database error of the mention-recovery task into one line that says what failed, why,
  * and (for errors a retry cannot fix) what the operator should change. Retriable or not is decided
- * by the shared {@link PostgresErrorClassifier}; the task logs and retries either way, it never fails.
+ * by the shared {@link PostgresErrorClassifier}. A failed pass is logged and retried either way; a
+ * mark that a retry cannot fix fails the task with {@link #markFailed}.
  */
 final class MentionErrors {
     /** For SQLState class 42: the tables, columns or grants do not match schemas/sql/mentions.sql. */
     static final String SCHEMA_HINT = ". Apply schemas/sql/mentions.sql (and, for a messages table that "
         + "predates the marker, mentions-add-marker-migration.sql first) and grant role outbox_relay to "
         + "connection.user, or set mentions.enabled=false";
+    /** For SQLState 42501 on the mark: the one column privilege the UPDATE needs. */
+    static final String MARK_GRANT_HINT = ". The role may not set the marker: run GRANT UPDATE (mentions_routed_at) "
+        + "ON messages TO outbox_relay (as schemas/sql/mentions.sql does), make connection.user a member of "
+        + "outbox_relay and restart the task, or set mentions.enabled=false";
+    private static final String INSUFFICIENT_PRIVILEGE = "42501";
 
     private MentionErrors() {
     }
@@ -27,11 +34,26 @@ final class MentionErrors {
      */
     static String describe(String what, SQLException e) {
         String state = e.getSQLState();
-        String base = "Mention recovery " + what + " failed: " + messageOf(e) + " (SQLState " + state + ")";
         if (retriable(e)) {
-            return base;
+            return base(what, e);
         }
-        return base + (state != null && state.startsWith("42") ? SCHEMA_HINT : PostgresErrorClassifier.hint(state));
+        String hint = state != null && state.startsWith("42") ? SCHEMA_HINT : PostgresErrorClassifier.hint(state);
+        return base(what, e) + hint;
+    }
+
+    /**
+     * The task failure for a mark a retry cannot fix: the messages were delivered, so while the mark
+     * fails every pass would publish their mentions again. Names the grant when the privilege is missing.
+     */
+    static ConnectException markFailed(String what, SQLException e) {
+        String text = INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())
+            ? base(what, e) + MARK_GRANT_HINT
+            : describe(what, e);
+        return new ConnectException(text + ". The task stops rather than publish their mentions again every pass", e);
+    }
+
+    private static String base(String what, SQLException e) {
+        return "Mention recovery " + what + " failed: " + messageOf(e) + " (SQLState " + e.getSQLState() + ")";
     }
 
     /** The error's message, plus the driver's message behind a pool wrapper ("Connection is not available"). */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 import org.slf4j.Logger;
@@ -22,8 +23,11 @@ import org.slf4j.LoggerFactory;
  * completed ({@code mentions_routed_at IS NULL}), routes their @mentions of agent members with the one
  * grammar and policy, writes owed rows for the OWED arm, publishes one record per routed member, and
  * marks each message once every one of its records was acknowledged. It scans at start, on NOTIFY and
- * periodically; one batch is in flight at a time. Database errors never fail the task: the pass ends
- * and is retried with backoff, so the relay it runs beside is never taken down by it.
+ * periodically; one batch is in flight at a time. A database error in a pass ends the pass, which is
+ * retried with backoff. A failed mark is retried with backoff too, and no batch is read until the
+ * delivered messages are marked (or the next pass would publish them again); a mark a retry cannot fix
+ * (a missing grant) fails this task with a message naming the fix. The relay tasks beside it keep
+ * running either way.
  */
 public class MentionRecoveryTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
@@ -55,8 +59,15 @@ public class MentionRecoveryTask extends SourceTask {
     private MentionAckTracker acks;
     private Backoff backoff;
     private MentionPass pass;
-    /** Acknowledged messages to mark (kept when a mark fails, marked with the next ones). Task thread only. */
-    private final List<String> unmarked = new ArrayList<>();
+    /**
+     * Delivered messages not yet marked, in acknowledgement order: kept when a retriable mark fails and
+     * retried once {@link #markBackoff} allows. While it is not empty no batch is read, so it holds at
+     * most one batch. Task thread only.
+     */
+    private final Set<String> unmarked = new LinkedHashSet<>();
+    private Backoff markBackoff;
+    /** When the pending marks may be tried again (clock millis); 0 when no mark has failed. */
+    private long markRetryAtMs;
 
     public MentionRecoveryTask() {
         this(Clock.systemUTC(), MentionDatabase::open, MAX_POLL_WAIT);
@@ -81,6 +92,9 @@ public class MentionRecoveryTask extends SourceTask {
         trigger = new ScanTrigger(clock, config.scanInterval());
         acks = new MentionAckTracker(trigger::wake);
         backoff = new Backoff();
+        markBackoff = new Backoff();
+        markRetryAtMs = 0;
+        unmarked.clear();
         pass = null;
         toleranceAll = "all".equalsIgnoreCase(config.connectorSetting("errors.tolerance"));
         if (!config.enabled()) {
@@ -102,7 +116,10 @@ public class MentionRecoveryTask extends SourceTask {
     /**
      * Marks the messages acknowledged since the last call, then continues the current pass (once its
      * batch has settled) or starts a due one, and returns that batch's records. Returns null, after
-     * waiting at most {@link #MAX_POLL_WAIT}, while records are in flight or nothing is due.
+     * waiting at most {@link #MAX_POLL_WAIT}, while records are in flight, while delivered messages wait
+     * for a mark to be retried, or when nothing is due.
+     *
+     * @throws ConnectException when a mark failed in a way a retry cannot fix (e.g. the missing grant)
      */
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
@@ -114,7 +131,13 @@ public class MentionRecoveryTask extends SourceTask {
             return null;
         }
         boolean settled = acks.allSettled(); // read first: a settled message was queued before it counted
-        markAcked();
+        unmarked.addAll(acks.drainAcked());
+        markPending();
+        if (!unmarked.isEmpty()) {
+            // delivered but not marked: a batch read now would publish them again
+            t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - clock.millis())));
+            return null;
+        }
         if (pass != null) {
             if (!settled) {
                 t.awaitSignal(maxPollWait);
@@ -180,36 +203,45 @@ public class MentionRecoveryTask extends SourceTask {
                     m.member().accountId(), m.arm());
             }
         }
-        mark(plan.nothingToRoute());
+        unmarked.addAll(plan.nothingToRoute());
+        markPending();
         return records.isEmpty() ? null : records;
     }
 
-    private void markAcked() {
-        mark(acks.drainAcked());
-    }
-
     /**
-     * Marks messages routed, together with any whose mark failed before: every one of them had all its
-     * records acknowledged, so they are kept and marked at the next chance instead of being published
-     * again by the next pass.
+     * Marks the pending messages routed, unless a failed mark's backoff has not passed yet. Every one
+     * of them had all its records acknowledged, so a retriable failure keeps them (each once) for the
+     * next attempt instead of letting the next pass publish them again; it logs once per backoff step.
+     * While stopping, a failure is left for the next start's pass.
+     *
+     * @throws ConnectException when the failure is one a retry cannot fix
      */
-    private void mark(List<String> messageIds) {
-        unmarked.addAll(messageIds);
-        if (unmarked.isEmpty()) {
+    private void markPending() {
+        long now = clock.millis();
+        if (unmarked.isEmpty() || now < markRetryAtMs) {
             return;
         }
         try {
-            int n = store.markRouted(unmarked, clock.millis());
+            int n = store.markRouted(unmarked, now);
             unmarked.clear();
+            markBackoff.reset();
+            markRetryAtMs = 0;
             metrics.marked(n);
             if (pass != null) {
                 pass.marked(n);
             }
         } catch (SQLException e) {
-            if (!stopping) {
-                log.warn("{}; they were delivered and are marked again at the next poll",
-                    MentionErrors.describe("marking " + unmarked.size() + " message(s) routed", e));
+            if (stopping) {
+                return;
             }
+            String what = "marking " + unmarked.size() + " delivered message(s) routed";
+            if (!MentionErrors.retriable(e)) {
+                throw MentionErrors.markFailed(what, e);
+            }
+            long delay = markBackoff.nextDelayMs();
+            markRetryAtMs = now + delay;
+            log.warn("{}; no batch is read until they are marked; retrying in {} ms (failure {} in a row)",
+                MentionErrors.describe(what, e), delay, markBackoff.failures());
         }
     }
 
@@ -286,9 +318,11 @@ public class MentionRecoveryTask extends SourceTask {
             t.wake();
         }
         if (store != null) {
-            // stop() runs on the task thread after the last poll(): acknowledgements that arrived since are
-            // marked now, or the next start would publish their messages again
-            mark(acks.drainAcked());
+            // stop() runs on the task thread after the last poll(): acknowledgements that arrived since, and
+            // marks still backing off, are tried now, or the next start would publish their messages again
+            unmarked.addAll(acks.drainAcked());
+            markRetryAtMs = 0;
+            markPending();
         }
         AutoCloseable r = resources;
         resources = null;

@@ -12,8 +12,8 @@ import java.util.Set;
 
 /**
  * An in-memory {@link MentionStore} for unit tests: messages, members, owed rows and markers in maps,
- * with the same filters as the SQL (floor, cutoff, limit, NULL marker), a call log, and an injectable
- * failure.
+ * with the same filters as the SQL (floor, cutoff, limit, NULL marker), a call log, and injectable
+ * failures.
  */
 final class FakeMentionStore implements MentionStore {
     /** A stored message; {@code routedAt} null = unrouted. */
@@ -34,8 +34,12 @@ final class FakeMentionStore implements MentionStore {
     final List<String> calls = new ArrayList<>();
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
+    /** The ids of each markRouted call, in call order. */
+    final List<List<String>> markCalls = new ArrayList<>();
     SQLException failNextRead;
     SQLException failNextMark;
+    /** While set, every markRouted call fails with it (a lasting outage or a missing grant). */
+    SQLException failMarks;
 
     void addMessage(String id, long seq, long atUnixMs, String channelId, String authorId, String blocksJson) {
         messages.put(id, new Row(new UnroutedMessage(id, seq, authorId, channelId, false, blocksJson), atUnixMs));
@@ -92,6 +96,10 @@ final class FakeMentionStore implements MentionStore {
     @Override
     public int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException {
         calls.add("mark:" + String.join(",", messageIds));
+        markCalls.add(List.copyOf(messageIds));
+        if (failMarks != null) {
+            throw failMarks;
+        }
         if (failNextMark != null) {
             SQLException e = failNextMark;
             failNextMark = null;

@@ -10,6 +10,7 @@ import static io.outboxrelay.mentions.PostgresFixture.queryLong;
 import static io.outboxrelay.mentions.PostgresFixture.routedAt;
 import static io.outboxrelay.mentions.PostgresFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -21,6 +22,8 @@ import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * and LISTEN session) against a real PostgreSQL, without Kafka: acknowledgements are handed in by
  * hand. Guards the acceptance legs at task level: crash (an unrouted mention of a gap member becomes
  * an owed row and an OWED record, and is marked once acked; a restart publishes nothing), the
- * disabled negative control, the held leg via NOTIFY, the late commit, and a lost LISTEN session.
+ * disabled negative control, the held leg via NOTIFY, the late commit, a lost LISTEN session, and a
+ * role that may not set the marker.
  */
 class MentionRecoveryTaskPostgresIT {
     private static final RecordMetadata ACK = new RecordMetadata(new TopicPartition("mentions.recovered", 0), 0, 0, 0, 0, 0);
@@ -233,5 +237,22 @@ class MentionRecoveryTaskPostgresIT {
         List<SourceRecord> records = pollUntil(task, recovered(task, 1));
 
         assertThat(describe(records)).containsExactly("m1->a-ada:OWED");
+    }
+
+    @Test
+    void failsNamingTheGrantWhenTheRoleMayNotSetTheMarker() throws Exception {
+        exec(owner, "REVOKE UPDATE (mentions_routed_at) ON messages FROM outbox_relay");
+        message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());
+        MentionRecoveryTask task = startTask("true");
+        List<SourceRecord> records = pollUntil(task, recovered(task, 1));
+
+        task.commitRecord(records.get(0), ACK);
+
+        assertThatThrownBy(() -> pollUntil(task, () -> false))
+            .isInstanceOf(ConnectException.class)
+            .isNotInstanceOf(RetriableException.class)
+            .hasMessageContaining("(SQLState 42501)")
+            .hasMessageContaining("GRANT UPDATE (mentions_routed_at) ON messages TO outbox_relay");
+        assertThat(routedAt(owner, "m1")).isNull();
     }
 }

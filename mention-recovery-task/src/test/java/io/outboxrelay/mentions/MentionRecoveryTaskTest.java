@@ -2,6 +2,7 @@ package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.Backoff;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.SQLException;
 import java.time.Duration;
@@ -13,6 +14,8 @@ import java.util.Map;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The task's pass and acknowledgement bookkeeping over a fake store: a message is marked only after
  * every one of its records was delivered, owed rows precede records, one batch is in flight, faults
- * and database errors never stop the task, and every pass starts from seq 0.
+ * and database errors of a pass never stop the task, a failed mark is retried with backoff before any
+ * new read, a mark no retry can fix fails the task, and every pass starts from seq 0.
  */
 class MentionRecoveryTaskTest {
     private static final Instant T0 = Instant.parse("2026-05-01T12:00:00Z");
@@ -93,6 +97,15 @@ class MentionRecoveryTaskTest {
         throw new AssertionError("no records after 20 polls; store calls: " + store.calls);
     }
 
+    /** Starts over one message m1 that mentions @ada and returns its one record, not yet acknowledged. */
+    private SourceRecord startWithOneMentionInFlight() throws InterruptedException {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+        assertThat(records).hasSize(1);
+        return records.get(0);
+    }
+
     private void pollUntilIdle() throws InterruptedException {
         for (int i = 0; i < 20; i++) {
             assertThat(task.poll()).as("poll %d", i).isNull();
@@ -119,17 +132,62 @@ class MentionRecoveryTaskTest {
 
     @Test
     void aMarkThatFailsIsRetriedInsteadOfPublishingTheMessageAgain() throws Exception {
-        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
-        start();
-        List<SourceRecord> records = pollForRecords();
+        SourceRecord record = startWithOneMentionInFlight();
         store.failNextMark = new SQLException("terminating connection due to administrator command", "57P01");
 
-        task.commitRecord(records.get(0), ACK);
+        task.commitRecord(record, ACK);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).as("not retried before the backoff passed").isNull();
+        clock.advance(Duration.ofMillis(Backoff.DEFAULT_INITIAL_MS));
         pollUntilIdle();
 
-        assertThat(store.routedAt("m1")).as("marked by the retry").isEqualTo(T0.toEpochMilli());
+        assertThat(store.routedAt("m1")).as("marked by the retry").isEqualTo(clock.millis());
         assertThat(store.calls.stream().filter(c -> c.startsWith("owed:"))).as("published once").hasSize(1);
-        assertThat(store.calls).containsSubsequence("mark:m1", "mark:m1");
+        assertThat(store.markCalls).containsExactly(List.of("m1"), List.of("m1"));
+    }
+
+    @Test
+    void whileMarksKeepFailingTheyAreRetriedOncePerBackoffStepWithoutDuplicatesAndNoPassStarts() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@bob"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+        store.failMarks = new SQLException("An I/O error occurred while sending to the backend", "08006");
+        records.forEach(this::commit);
+
+        for (int step = 1; step <= 4; step++) {
+            trigger.request(ScanTrigger.Kind.NOTIFY); // a pass is asked for while the marks are pending
+            pollDeliveringEverything(20);
+            assertThat(store.markCalls).as("one mark attempt per backoff step, after step %d", step).hasSize(step);
+            clock.advance(Duration.ofMillis(Backoff.DEFAULT_MAX_MS));
+        }
+        assertThat(store.calls.stream().filter("read"::equals)).as("no pass reads while marks are pending").hasSize(1);
+        assertThat(store.markCalls).as("the same ids each time, once each")
+            .allSatisfy(ids -> assertThat(ids).containsExactly("m1", "m2"));
+
+        store.failMarks = null;
+        pollUntilIdle();
+
+        assertThat(store.markCalls).hasSize(5);
+        assertThat(store.routedAt("m1")).isEqualTo(clock.millis());
+        assertThat(store.routedAt("m2")).isEqualTo(clock.millis());
+        assertThat(task.metrics().messagesMarked()).isEqualTo(2);
+        assertThat(store.calls.stream().filter("read"::equals)).as("the asked-for pass runs once they are marked")
+            .hasSize(2);
+    }
+
+    @Test
+    void aMarkTheRoleHasNoPrivilegeForFailsTheTaskNamingTheGrant() throws Exception {
+        SourceRecord record = startWithOneMentionInFlight();
+        store.failMarks = new SQLException("permission denied for table messages", "42501");
+        commit(record);
+
+        assertThatThrownBy(task::poll)
+            .isInstanceOf(ConnectException.class)
+            .isNotInstanceOf(RetriableException.class)
+            .hasMessageContaining("permission denied for table messages (SQLState 42501)")
+            .hasMessageContaining("GRANT UPDATE (mentions_routed_at) ON messages TO outbox_relay");
+        assertThat(store.routedAt("m1")).isNull();
     }
 
     @Test
@@ -315,6 +373,16 @@ class MentionRecoveryTaskTest {
         task.stop();
 
         assertThat(closed).isTrue();
+    }
+
+    /** Polls, acknowledging every record a poll returns, as a worker whose producer keeps up would. */
+    private void pollDeliveringEverything(int polls) throws InterruptedException {
+        for (int i = 0; i < polls; i++) {
+            List<SourceRecord> records = task.poll();
+            if (records != null) {
+                records.forEach(this::commit);
+            }
+        }
     }
 
     private void commit(SourceRecord record) {
