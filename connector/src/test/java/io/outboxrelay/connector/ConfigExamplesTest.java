@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.io.IOException;
 import java.io.Reader;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,11 +49,18 @@ class ConfigExamplesTest {
     private static final Pattern VARIABLE = Pattern.compile("\\$\\{([^}:]*)}");
     private static final String CONFLUENT_AVRO = "io.confluent.connect.avro.AvroConverter";
     private static final String APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter";
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
+    /**
+     * Every connector or worker config under {@code config-examples/}, subfolders included: JSON, properties,
+     * and Strimzi {@code KafkaConnector} resources. The monitoring kit's JSON and YAML are not configs.
+     */
     static Stream<Path> examples() throws IOException {
-        try (Stream<Path> files = Files.list(examplesDir())) {
+        try (Stream<Path> files = Files.walk(examplesDir())) {
             List<Path> out = files
-                .filter(p -> p.toString().endsWith(".json") || p.toString().endsWith(".properties"))
+                .filter(p -> !examplesDir().relativize(p).startsWith("monitoring"))
+                .filter(p -> p.toString().endsWith(".json") || p.toString().endsWith(".properties")
+                    || isKafkaConnectorResource(p))
                 .sorted().toList();
             assertThat(out).as("examples in %s", examplesDir()).isNotEmpty();
             return out.stream();
@@ -159,14 +168,54 @@ class ConfigExamplesTest {
         return name(file).contains("worker");
     }
 
+    /** The path below config-examples/, e.g. {@code strimzi/kafka-connector.yaml}. */
     private static String name(Path file) {
-        return file.getFileName().toString();
+        return examplesDir().relativize(file.toAbsolutePath()).toString().replace('\\', '/');
+    }
+
+    /** A Strimzi {@code KafkaConnector} resource: YAML whose {@code kind} says so. */
+    private static boolean isKafkaConnectorResource(Path file) {
+        String n = file.toString();
+        if (!n.endsWith(".yaml") && !n.endsWith(".yml")) {
+            return false;
+        }
+        try {
+            return "KafkaConnector".equals(YAML.readTree(file.toFile()).path("kind").asText());
+        } catch (IOException e) {
+            throw new UncheckedIOException(file + " is not YAML", e);
+        }
+    }
+
+    /**
+     * A {@code KafkaConnector}'s config as Connect gets it: Strimzi passes {@code spec.config} with
+     * {@code spec.class} as {@code connector.class} and {@code spec.tasksMax} as {@code tasks.max}, and
+     * turns YAML numbers and booleans into strings.
+     */
+    private static Map<String, String> loadKafkaConnector(Path file) throws IOException {
+        JsonNode spec = YAML.readTree(file.toFile()).path("spec");
+        assertThat(spec.path("config").isObject()).as("%s: spec.config", name(file)).isTrue();
+        assertThat(spec.path("config").has("connector.class") || spec.path("config").has("tasks.max"))
+            .as("%s: Strimzi ignores connector.class and tasks.max in spec.config; use spec.class and"
+                + " spec.tasksMax", name(file)).isFalse();
+        Map<String, String> raw = new LinkedHashMap<>();
+        raw.put("connector.class", spec.path("class").asText());
+        if (spec.has("tasksMax")) {
+            raw.put("tasks.max", spec.path("tasksMax").asText());
+        }
+        for (Map.Entry<String, JsonNode> e : spec.path("config").properties()) {
+            assertThat(e.getValue().isValueNode() && !e.getValue().isNull())
+                .as("%s: spec.config.%s is a scalar", name(file), e.getKey()).isTrue();
+            raw.put(e.getKey(), e.getValue().asText());
+        }
+        return raw;
     }
 
     /** The file's keys, with the quickstart's ${VARIABLES} filled in; config-provider references stay. */
     static Map<String, String> load(Path file) throws IOException {
         Map<String, String> raw = new LinkedHashMap<>();
-        if (file.toString().endsWith(".json")) {
+        if (isKafkaConnectorResource(file)) {
+            raw.putAll(loadKafkaConnector(file));
+        } else if (file.toString().endsWith(".json")) {
             JsonNode root = new ObjectMapper().readTree(file.toFile());
             assertThat(root.isObject()).as("%s is a JSON object", name(file)).isTrue();
             for (Map.Entry<String, JsonNode> e : root.properties()) {
@@ -206,7 +255,7 @@ class ConfigExamplesTest {
     }
 
     /** The repository root: the first directory at or above the working directory with config-examples/. */
-    private static Path repoRoot() {
+    static Path repoRoot() {
         Path start = Path.of("").toAbsolutePath();
         for (Path p = start; p != null; p = p.getParent()) {
             if (Files.isDirectory(p.resolve("config-examples")) && Files.isDirectory(p.resolve("schemas"))) {

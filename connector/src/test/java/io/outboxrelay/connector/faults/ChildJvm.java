@@ -30,6 +30,8 @@ import org.slf4j.spi.SLF4JServiceProvider;
  */
 final class ChildJvm {
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    /** The plugin archive's name without its version: {@code <owner>-<name>-}, the Confluent Hub form. */
+    static final String PLUGIN_ARCHIVE_PREFIX = "outboxrelay-outbox-relay-";
     private static final String STAMP = LocalDateTime.now().format(DateTimeFormatter.ofPattern("HHmmss"));
 
     private ChildJvm() {
@@ -56,15 +58,15 @@ final class ChildJvm {
         }
     }
 
-    /** The unpacked plugin archive that {@code mvn package} builds: {@code connector/target/outbox-relay-connector-<version>/}. */
+    /** The unpacked plugin archive that {@code mvn package} builds: {@code connector/target/outboxrelay-outbox-relay-<version>/}. */
     static Path pluginPath() {
         Path target = projectRoot().resolve("connector").resolve("target");
         try (Stream<Path> entries = Files.list(target)) {
             List<Path> dirs = entries
-                .filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("outbox-relay-connector-"))
+                .filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith(PLUGIN_ARCHIVE_PREFIX))
                 .collect(Collectors.toList());
             if (dirs.size() != 1) {
-                throw new IllegalStateException("expected one unpacked plugin archive outbox-relay-connector-<version>/"
+                throw new IllegalStateException("expected one unpacked plugin archive " + PLUGIN_ARCHIVE_PREFIX + "<version>/"
                     + " under " + target + " (run mvn package first), found " + dirs);
             }
             return dirs.get(0);

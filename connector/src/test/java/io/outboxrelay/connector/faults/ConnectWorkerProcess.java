@@ -50,7 +50,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
      */
     ConnectWorkerProcess(String name, String bootstrapServers, Map<String, String> workerOverrides,
                          List<String> extraJvmArgs) {
-        this(name, bootstrapServers, workerOverrides, extraJvmArgs, false);
+        this(name, bootstrapServers, workerOverrides, extraJvmArgs, false, ChildJvm.pluginPath());
     }
 
     /**
@@ -58,18 +58,25 @@ final class ConnectWorkerProcess implements AutoCloseable {
      * make it stop its tasks; connectors are created through its REST API and do not survive a restart.
      */
     static ConnectWorkerProcess standalone(String name, String bootstrapServers) {
-        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true);
+        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, ChildJvm.pluginPath());
+    }
+
+    /**
+     * A standalone worker whose {@code plugin.path} is {@code pluginPath}: a directory a user unzipped the
+     * release archive into.
+     */
+    static ConnectWorkerProcess standalone(String name, String bootstrapServers, Path pluginPath) {
+        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, pluginPath);
     }
 
     private ConnectWorkerProcess(String name, String bootstrapServers, Map<String, String> workerOverrides,
-                                 List<String> extraJvmArgs, boolean standalone) {
+                                 List<String> extraJvmArgs, boolean standalone, Path pluginPath) {
         this.name = name;
         this.standalone = standalone;
         this.dir = ChildJvm.workDir("worker-" + name);
         this.log = dir.resolve("worker.log");
         this.properties = dir.resolve("worker.properties");
         this.restPort = ChildJvm.freePort();
-        Path pluginPath = ChildJvm.pluginPath();
         List<String> cp = new ArrayList<>(ChildJvm.kafkaClasspath(ChildJvm.pluginJarNames(pluginPath)));
         cp.add(0, ChildJvm.loggingClasspathEntry().toString());
         this.classpath = cp;
@@ -231,6 +238,15 @@ final class ConnectWorkerProcess implements AutoCloseable {
         } catch (UncheckedIOException e) {
             return false;
         }
+    }
+
+    /** GET /connector-plugins: the connector classes the worker found on its plugin.path, with their versions. */
+    JsonNode connectorPlugins() {
+        Reply r = send(HttpRequest.newBuilder(uri("connector-plugins")).GET());
+        if (r.status() != 200) {
+            throw new IllegalStateException("GET connector-plugins -> " + r.status() + ": " + r.body());
+        }
+        return r.json();
     }
 
     /** POST /connectors/{name}/tasks/{id}/restart */
