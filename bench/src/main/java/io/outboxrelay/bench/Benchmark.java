@@ -19,8 +19,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * {@code ./bench.sh}: the relay against Debezium's outbox router on one PostgreSQL server, one broker
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
  * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
- * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain, and
- * mention recovery. Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain,
+ * mention recovery, idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
  */
 public final class Benchmark {
     private static final String DEBEZIUM_VERSION = "3.6.1.Final";
