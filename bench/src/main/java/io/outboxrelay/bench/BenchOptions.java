@@ -8,27 +8,39 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command line of the benchmark. Full volumes by default (about 12 minutes on 2 cores); {@code --quick}
- * shrinks every volume for a smoke test (about 2 minutes).
+ * Command line of the benchmark. Full volumes by default (about 25 minutes on 2 cores); {@code --quick}
+ * shrinks every volume for a smoke test (about 6 minutes).
  */
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
                     int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
                     List<Integer> scaleBacklogs, int mentionMessages, int backlogTxnSize, boolean variants,
-                    Map<String, String> relayConfig, boolean help) {
+                    Map<String, String> relayConfig, WriterOptions writers, boolean help) {
+
+    /**
+     * The writer-ceiling phase ({@code seconds} measured per setup after {@code warmupSeconds}, {@code rounds}
+     * times, with each count of {@code connections}), the idle phase ({@code idleSeconds} per setup), and the
+     * wake-up candidates added with {@code --wakeup}.
+     */
+    record WriterOptions(int seconds, int warmupSeconds, int rounds, List<Integer> connections, int idleSeconds,
+                         List<WakeupVariant> extraWakeups) {
+    }
 
     static final List<String> ALL_PHASES =
-        List.of("warmup", "ceilings", "drain", "scale", "latency", "variants", "profile", "mentions");
+        List.of("warmup", "ceilings", "drain", "scale", "latency", "variants", "profile", "mentions", "idle",
+            "writers");
 
     static final String USAGE = """
         usage: bench.sh [--quick] [--phases=a,b,...] [--no-debezium] [--out=DIR] [--worker-heap=1g]
 
-          --quick            small volumes (20k-event drains, 10 s latency runs), about 2 minutes
+          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~6 minutes
           --phases=LIST      run only these of: %s
           --no-debezium      skip the Debezium contender
           --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)
           --worker-heap=SIZE -Xms/-Xmx of the Connect worker JVM (default 1g)
           --relay-config=K=V,K=V  connector settings added to every relay contender, e.g.
                              --relay-config=outbox.batch.size=500,producer.override.linger.ms=0
+          --wakeup=NAME=FILE[,K=V...]  one more wake-up for the writers and idle phases: FILE's SQL runs
+                             after schemas/sql/outbox.sql, the relay gets K=V on top (repeatable)
         """.formatted(String.join(",", ALL_PHASES));
 
     static BenchOptions parse(String[] args) {
@@ -40,6 +52,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         String heap = "1g";
         Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
         Map<String, String> relayConfig = new LinkedHashMap<>();
+        List<WakeupVariant> wakeups = new java.util.ArrayList<>();
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -57,13 +70,13 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
             } else if (a.startsWith("--out=")) {
                 out = Path.of(a.substring("--out=".length())).toAbsolutePath();
             } else if (a.startsWith("--relay-config=")) {
-                for (String kv : a.substring("--relay-config=".length()).split(",")) {
-                    int eq = kv.indexOf('=');
-                    if (eq <= 0) {
-                        throw new IllegalArgumentException("--relay-config wants key=value pairs, got '" + kv + "'");
-                    }
-                    relayConfig.put(kv.substring(0, eq), kv.substring(eq + 1));
-                }
+                relayConfig.putAll(pairs("--relay-config", a.substring("--relay-config=".length()).split(",")));
+            } else if (a.startsWith("--wakeup=")) {
+                String[] parts = a.substring("--wakeup=".length()).split(",");
+                Map<String, String> nameAndFile = pairs("--wakeup", new String[] {parts[0]});
+                String name = nameAndFile.keySet().iterator().next();
+                wakeups.add(WakeupVariant.fromFile(name, Path.of(nameAndFile.get(name)).toAbsolutePath(),
+                    pairs("--wakeup", java.util.Arrays.copyOfRange(parts, 1, parts.length))));
             } else if (a.startsWith("--worker-heap=")) {
                 heap = a.substring("--worker-heap=".length());
             } else {
@@ -75,10 +88,25 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         }
         if (quick) {
             return new BenchOptions(true, home, out, phases, debezium, heap, 20_000, 5_000, List.of(1000, 5000), 10,
-                List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig, help);
+                List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig,
+                new WriterOptions(3, 1, 1, List.of(4, 16), 5, wakeups), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
-            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, help);
+            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig,
+            new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups), help);
+    }
+
+    /** {@code key=value} items of an option, in order. */
+    private static Map<String, String> pairs(String option, String[] items) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String kv : items) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(option + " wants key=value pairs, got '" + kv + "'");
+            }
+            out.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return out;
     }
 
     boolean runs(String phase) {

@@ -13,13 +13,16 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The one PostgreSQL 17 server of the benchmark (zonky's embedded binaries, a real server process)
- * with {@code wal_level=logical} for Debezium and durable commits ({@code synchronous_commit=on}, as in
- * production; zonky's default is off). Every run gets a database of its own with the project's schema
- * files applied, and drops it afterwards.
+ * with {@code wal_level=logical} for Debezium and durable commits as in production: {@code fsync=on},
+ * {@code synchronous_commit=on}, {@code full_page_writes=on} (zonky starts the server with {@code -F},
+ * fsync off, and synchronous_commit off). Every run gets a database of its own with the project's
+ * schema files applied, and drops it afterwards.
  */
 final class BenchPostgres implements AutoCloseable {
     private static final AtomicInteger DATABASES = new AtomicInteger();
@@ -39,7 +42,11 @@ final class BenchPostgres implements AutoCloseable {
         EmbeddedPostgres pg = EmbeddedPostgres.builder()
             .setDataDirectory(dataDir)
             .setCleanDataDirectory(true)
+            // zonky puts -F (fsync=off) on the server's command line before these -c options; a later
+            // option of the same source wins, so this turns fsync back on (checked by durability())
+            .setServerConfig("fsync", "on")
             .setServerConfig("synchronous_commit", "on")
+            .setServerConfig("full_page_writes", "on")
             .setServerConfig("max_connections", "200")
             .setServerConfig("shared_buffers", "1GB")
             .setServerConfig("max_wal_size", "4GB")
@@ -50,7 +57,42 @@ final class BenchPostgres implements AutoCloseable {
             .setServerConfig("pg_stat_statements.max", "1000")
             .setServerConfig("pg_stat_statements.track", "all")
             .start();
-        return new BenchPostgres(pg, dataDir, home);
+        BenchPostgres bench = new BenchPostgres(pg, dataDir, home);
+        Map<String, String> durability = bench.durability();
+        if (!DURABLE.equals(durability)) {
+            bench.close();
+            throw new IllegalStateException("PostgreSQL did not start with durable commits: " + durability);
+        }
+        return bench;
+    }
+
+    /** The settings that make a commit durable, as the benchmark requires them. */
+    static final Map<String, String> DURABLE =
+        Map.of("fsync", "on", "synchronous_commit", "on", "full_page_writes", "on");
+
+    /** The server's durability settings as it reports them ({@code SHOW}), in {@link #DURABLE}'s keys. */
+    Map<String, String> durability() {
+        Map<String, String> shown = new TreeMap<>();
+        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            for (String setting : new TreeMap<>(DURABLE).keySet()) {
+                try (ResultSet rs = st.executeQuery("SHOW " + setting)) {
+                    rs.next();
+                    shown.put(setting, rs.getString(1));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("SHOW fsync etc.: " + e.getMessage(), e);
+        }
+        return shown;
+    }
+
+    /** What the data directory is stored on (e.g. ext4, tmpfs: an fsync on tmpfs costs nothing). */
+    String dataFileSystem() {
+        try {
+            return Files.getFileStore(dataDir).type();
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     int port() {

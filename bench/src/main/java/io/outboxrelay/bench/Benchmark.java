@@ -19,8 +19,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * {@code ./bench.sh}: the relay against Debezium's outbox router on one PostgreSQL server, one broker
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
  * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
- * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain, and
- * mention recovery. Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain,
+ * mention recovery, idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
  */
 public final class Benchmark {
     private static final String DEBEZIUM_VERSION = "3.6.1.Final";
@@ -94,6 +94,9 @@ public final class Benchmark {
                 bench = new Bench(options, pg, kafka, worker, workDir, out);
                 results.environment.put("postgres", pg.createDatabase("version").query("SHOW server_version").get(0)
                     .get(0));
+                results.environment.put("postgresDurability", pg.durability());
+                results.environment.put("postgresDataFileSystem", pg.dataFileSystem());
+                log("PostgreSQL %s, data on %s", pg.durability(), pg.dataFileSystem());
                 log("Stack up after %.0f s (worker pid %d, REST %s)", (System.nanoTime() - started) / 1e9,
                     worker.pid(), worker.restUrl());
                 phase("warmup", this::warmup);
@@ -104,6 +107,8 @@ public final class Benchmark {
                 phase("variants", this::variants);
                 phase("profile", this::profile);
                 phase("mentions", () -> results.mentions = MentionPhase.run(bench, options.mentionMessages()));
+                phase("idle", () -> results.idle.addAll(IdlePhase.run(bench)));
+                phase("writers", this::writers);
                 CpuMeter.Sample end = bench.cpu.sample();
                 workerAndPostgresMs = end.workerMs() + end.postgresMs();
             } finally {
@@ -236,6 +241,15 @@ public final class Benchmark {
         }
     }
 
+    /** The writer ceiling; the summary is kept even when a later measurement fails. */
+    private void writers() throws Exception {
+        try {
+            WritersPhase.run(bench, results.writers);
+        } finally {
+            results.writerCases.addAll(WritersPhase.summarize(results.writers));
+        }
+    }
+
     private void profile() throws Exception {
         int n = options.drainEvents();
         BenchPostgres.Db db = bench.postgres.createDatabase("profile");
@@ -317,6 +331,18 @@ public final class Benchmark {
         v.put("subjects", BenchEvents.SUBJECTS);
         v.put("phases", new ArrayList<>(options.phases()));
         v.put("relayConfig", options.relayConfig());
+        BenchOptions.WriterOptions w = options.writers();
+        v.put("writerSecondsPerMeasurement", w.seconds());
+        v.put("writerWarmupSeconds", w.warmupSeconds());
+        v.put("writerRounds", w.rounds());
+        v.put("writerConnections", w.connections());
+        v.put("idleSeconds", w.idleSeconds());
+        Map<String, String> wakeups = new java.util.LinkedHashMap<>();
+        for (WakeupVariant x : List.of(WakeupVariant.SHIPPED, WakeupVariant.LEGACY, WakeupVariant.POLLING)) {
+            wakeups.put(x.name(), x.description());
+        }
+        w.extraWakeups().forEach(x -> wakeups.put(x.name(), x.description()));
+        v.put("wakeups", wakeups);
     }
 
     private void write(String stamp) throws Exception {

@@ -19,6 +19,8 @@ final class Report {
             .append(r.environment.get("kafka")).append(" (1 broker, same JVM as the bench), one Connect worker JVM (heap ")
             .append(r.environment.get("workerHeap")).append("), Debezium ").append(r.environment.get("debezium"))
             .append(". Method and meaning of every number: [bench/README.md](../README.md).\n\n");
+        md.append("Durability: PostgreSQL reports ").append(r.environment.get("postgresDurability"))
+            .append(", data directory on ").append(r.environment.get("postgresDataFileSystem")).append(".\n\n");
         md.append("Raw numbers: `").append(stamp).append(".json`.\n\n");
 
         if (!r.targets.isEmpty()) {
@@ -30,6 +32,8 @@ final class Report {
             md.append('\n');
         }
 
+        writers(md, r);
+        idle(md, r);
         double lowerCeiling1 = lowerCeiling(r, 1);
         double lowerCeiling2 = lowerCeiling(r, 2);
         // Debezium's best warm round, as the drain target uses
@@ -125,6 +129,51 @@ final class Report {
                 d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores(),
                 d.overrides().isEmpty() ? "defaults" : d.overrides().toString()));
         }
+    }
+
+    private static void writers(StringBuilder md, Results r) {
+        if (r.writerCases.isEmpty()) {
+            return;
+        }
+        md.append("## Writer ceiling: durable single-event commits/s\n\n");
+        md.append("Each writer connection commits one event per transaction (autocommit INSERT) as fast as it can, on"
+            + " a fresh empty table, for ").append(r.volumes.get("writerSecondsPerMeasurement"))
+            .append(" s after a ").append(r.volumes.get("writerWarmupSeconds")).append(" s warm-up; ")
+            .append(r.volumes.get("writerRounds")).append(" round(s), setups in reverse order in even rounds."
+                + " Ratios are taken round by round (mean, range).\n\n");
+        md.append("| setup | writers | commits/s | range | x PK-only | x Debezium | Postgres us/commit |"
+            + " worker us/commit | max other load (cores) |\n|---|---|---|---|---|---|---|---|---|\n");
+        for (Results.WriterCase c : r.writerCases.stream()
+            .sorted(java.util.Comparator.comparingInt(Results.WriterCase::connections)).toList()) {
+            md.append(String.format("| %s | %d | **%,.0f** | %,.0f-%,.0f | %s | %s | %.0f | %.0f | %.2f |%n", c.label(),
+                c.connections(), c.commitsPerSec(), c.minPerSec(), c.maxPerSec(), ratio(c.xPkOnly()),
+                ratio(c.xDebezium()), c.postgresUsPerCommit(), c.workerUsPerCommit(), c.maxOtherCores()));
+        }
+        md.append('\n');
+    }
+
+    private static String ratio(Results.Ratio x) {
+        if (Double.isNaN(x.mean())) {
+            return "";
+        }
+        return x.min() == x.max() ? String.format("%.2f", x.mean())
+            : String.format("%.2f (%.2f-%.2f)", x.mean(), x.min(), x.max());
+    }
+
+    private static void idle(StringBuilder md, Results r) {
+        if (r.idle.isEmpty()) {
+            return;
+        }
+        md.append("## Idle cost: CPU with no writes\n\n| setup | tasks | seconds | worker CPU ms/s | Postgres CPU"
+            + " ms/s | per task over the floor: worker / Postgres ms/s | other load (cores) |\n"
+            + "|---|---|---|---|---|---|---|\n");
+        for (Results.Idle i : r.idle) {
+            md.append(String.format("| %s | %d | %.0f | %.1f | %.1f | %s | %.2f |%n", i.label(), i.tasks(), i.seconds(),
+                i.workerMsPerSec(), i.postgresMsPerSec(), i.tasks() == 0 ? "(the floor)"
+                    : String.format("%.1f / %.1f", i.workerMsPerSecPerTask(), i.postgresMsPerSecPerTask()),
+                i.othersCores()));
+        }
+        md.append('\n');
     }
 
     /**

@@ -54,6 +54,29 @@ final class Results {
                     double firstRecordAfterMs) {
     }
 
+    /** One writer-ceiling measurement: full-speed single-event commits of {@code connections} writers. */
+    record WriterRun(String key, String label, String connector, int connections, int round, long commits,
+                     double seconds, double commitsPerSec, long unrelayedAtEnd, Cpu cpu) {
+    }
+
+    /**
+     * A setup's writer ceiling over its rounds: mean commits/s and the range, and the ratio to the
+     * primary-key-only table and to Debezium, each taken round by round (mean and range).
+     */
+    record WriterCase(String key, String label, String connector, int connections, int rounds, double commitsPerSec,
+                      double minPerSec, double maxPerSec, Ratio xPkOnly, Ratio xDebezium,
+                      double postgresUsPerCommit, double workerUsPerCommit, double maxOtherCores) {
+    }
+
+    /** A ratio measured in each round: the mean and the range. NaN when the reference was not measured. */
+    record Ratio(double mean, double min, double max) {
+    }
+
+    /** CPU while a connector runs and nobody writes; per task: minus the no-connector floor, divided by tasks. */
+    record Idle(String key, String label, int tasks, double seconds, double workerMsPerSec, double postgresMsPerSec,
+                double workerMsPerSecPerTask, double postgresMsPerSecPerTask, double othersCores) {
+    }
+
     /** A target from the issue, with what was measured against it. */
     record Target(String name, String goal, String measured, Boolean met) {
     }
@@ -67,6 +90,9 @@ final class Results {
     final List<Latency> latency = new ArrayList<>();
     final List<Ceiling> ceilings = new ArrayList<>();
     final List<Profile> profiles = new ArrayList<>();
+    final List<WriterRun> writers = new ArrayList<>();
+    final List<WriterCase> writerCases = new ArrayList<>();
+    final List<Idle> idle = new ArrayList<>();
     Mentions mentions;
     final List<Target> targets = new ArrayList<>();
     final Map<String, Double> phaseSeconds = new LinkedHashMap<>();
@@ -84,6 +110,9 @@ final class Results {
         m.put("variants", variants);
         m.put("latency", latency);
         m.put("ceilings", ceilings);
+        m.put("writerCeiling", writerCases);
+        m.put("writerRuns", writers);
+        m.put("idle", idle);
         m.put("mentions", mentions);
         m.put("profiles", profiles);
         m.put("phaseSeconds", phaseSeconds);

@@ -34,6 +34,8 @@ final class Targets {
                         + " %.2f cores)", l.p99Ms(), l.p50Ms(), l.maxMs(), l.cpu().othersCores()), l.p99Ms() <= 20));
             }
         }
+        latencyVsProbe(r);
+        writers(r);
         for (Results.Drain d : new Results.Drain[] {relay1, relay2}) {
             if (d == null) {
                 continue;
@@ -71,6 +73,59 @@ final class Targets {
             r.targets.add(new Results.Target("mention recovery (info)", "time to recover the unrouted messages",
                 String.format("%,d messages in %.2f s", r.mentions.messages(), r.mentions.seconds()), null));
         }
+    }
+
+    /** Issue 13: the relay's latency at 1,000 events/s against the raw NOTIFY wake-up of the same run. */
+    private static void latencyVsProbe(Results r) {
+        Results.Latency probe = r.latency.stream().filter(l -> l.kind().equals("probe") && l.rate() == 1000)
+            .findFirst().orElse(null);
+        Results.Latency relay = r.latency.stream().filter(l -> l.kind().equals("relay") && l.rate() == 1000)
+            .findFirst().orElse(null); // the latency phase's relay on defaults runs before the variants'
+        if (probe == null || relay == null) {
+            return;
+        }
+        r.targets.add(new Results.Target("latency vs wake-up probe", "p99 <= the raw NOTIFY probe's p99 (same run)"
+            + " and p50 <= 15 ms at 1,000 events/s", String.format("relay p50 %.1f, p99 %.1f ms; probe p99 %.1f ms"
+                + " (p50 %.1f)", relay.p50Ms(), relay.p99Ms(), probe.p99Ms(), probe.p50Ms()),
+            relay.p99Ms() <= probe.p99Ms() && relay.p50Ms() <= 15));
+    }
+
+    /** Issue 13: what the trigger costs the writers, and the writers' commit rate beside the relay vs Debezium. */
+    private static void writers(Results r) {
+        for (Results.WriterCase shipped : r.writerCases) {
+            if (!shipped.key().equals("shipped")) {
+                continue;
+            }
+            writerCase(r, "no-trigger", shipped.connections()).ifPresent(bare -> {
+                Results.Ratio x = WritersPhase.ratio(r.writers, "shipped", "no-trigger", shipped.connections());
+                r.targets.add(new Results.Target("writers: schema vs no trigger (" + shipped.connections()
+                    + " connections)", ">= 0.9x the commits/s of the same table without our trigger, no connector",
+                    String.format("%.2fx (range %.2f-%.2f; %,.0f vs %,.0f commits/s)", x.mean(), x.min(), x.max(),
+                        shipped.commitsPerSec(), bare.commitsPerSec()), x.mean() >= 0.9));
+            });
+        }
+        for (Results.WriterCase relay : r.writerCases) {
+            if (relay.key().equals("relay-shipped") && !Double.isNaN(relay.xDebezium().mean())) {
+                Results.Ratio x = relay.xDebezium();
+                double dbz = writerCase(r, "debezium", relay.connections()).map(Results.WriterCase::commitsPerSec)
+                    .orElse(Double.NaN);
+                r.targets.add(new Results.Target("writers: relay vs Debezium (" + relay.connections()
+                    + " connections, info)", "writers' commits/s with the relay running (shipped wake-up) over"
+                    + " theirs with Debezium running", String.format("%.2fx (range %.2f-%.2f; %,.0f vs %,.0f"
+                    + " commits/s)", x.mean(), x.min(), x.max(), relay.commitsPerSec(), dbz), null));
+            }
+        }
+        for (Results.Idle idle : r.idle) {
+            if (idle.tasks() > 0) {
+                r.targets.add(new Results.Target("idle cost: " + idle.key() + " (info)", "CPU per task with no writes,"
+                    + " over the no-connector floor", String.format("worker %.1f, PostgreSQL %.1f CPU ms per second",
+                    idle.workerMsPerSecPerTask(), idle.postgresMsPerSecPerTask()), null));
+            }
+        }
+    }
+
+    private static java.util.Optional<Results.WriterCase> writerCase(Results r, String key, int connections) {
+        return r.writerCases.stream().filter(c -> c.key().equals(key) && c.connections() == connections).findFirst();
     }
 
     /** The fastest drain of these settings with default connector settings (the drain and its rematch). */

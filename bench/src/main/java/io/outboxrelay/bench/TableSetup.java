@@ -1,0 +1,48 @@
+package io.outboxrelay.bench;
+
+import java.util.Map;
+
+/**
+ * What the writer-ceiling and idle phases run against: the shipped schema changed by {@code schemaSql}
+ * (empty: as shipped), and nothing, the relay (2 tasks, 1 subscription, defaults plus the wake-up's
+ * settings) or Debezium running on it.
+ */
+record TableSetup(String key, String label, String schemaSql, Kind kind, Map<String, String> relayConfig) {
+    enum Kind { NONE, RELAY, DEBEZIUM }
+
+    static final int RELAY_TASKS = 2;
+
+    static TableSetup table(String key, String label, String schemaSql) {
+        return new TableSetup(key, label, schemaSql, Kind.NONE, Map.of());
+    }
+
+    static TableSetup relay(WakeupVariant w) {
+        return new TableSetup("relay-" + w.name(), "relay " + RELAY_TASKS + " tasks, wake-up " + w.name(),
+            w.schemaSql(), Kind.RELAY, w.relayConfig());
+    }
+
+    /** Debezium on the same table, our trigger dropped. */
+    static TableSetup debezium() {
+        return new TableSetup("debezium", "Debezium + EventRouter (no trigger)", WakeupVariant.DROP_TRIGGERS,
+            Kind.DEBEZIUM, Map.of());
+    }
+
+    /** Changes the schema of {@code db} and, if this setup has one, starts its connector and waits until it runs. */
+    Contender start(Bench b, BenchPostgres.Db db) throws Exception {
+        if (!schemaSql.isBlank()) {
+            db.execute(schemaSql);
+        }
+        Contender c = switch (kind) {
+            case NONE -> null;
+            case RELAY -> b.relay(RELAY_TASKS, 1, relayConfig, label);
+            case DEBEZIUM -> b.debezium(Map.of(), label);
+        };
+        if (c != null) {
+            b.kafka.createTopicsIfMissing(c.topics());
+            c.prepare(db);
+            c.start();
+            c.awaitRunning();
+        }
+        return c;
+    }
+}
