@@ -44,11 +44,29 @@ CREATE INDEX IF NOT EXISTS events_unfanned_idx
 CREATE INDEX IF NOT EXISTS events_poisoned_idx
   ON events (seq) WHERE poisoned_at IS NOT NULL;
 
--- One NOTIFY per inserting statement (not per row) wakes every relay task.
+-- The wake-up flag: 1 while a relay task waits for a NOTIFY, 0 while every task is busy. A sequence,
+-- because sequences are not transactional: a writer reads the flag as it is at that moment, whatever its
+-- transaction's snapshot, and sees a task's arming at once. The trigger below NOTIFYs only while the flag
+-- is 1, and clears it: PostgreSQL orders notifying commits with one database-wide lock held through the
+-- commit's flush, so a NOTIFY per commit would serialize the application's durable commits; a busy
+-- relay costs writers no NOTIFY at all. How a task arms it without missing a row: README "Wake-up".
+CREATE SEQUENCE IF NOT EXISTS events_wakeup AS smallint MINVALUE 0 MAXVALUE 1 START WITH 0 NO CYCLE;
+
+-- One statement-level trigger per inserting statement. It runs as its owner (writers need no grant on
+-- the flag) with a fixed search_path, and finds the flag next to the table it fires on, so one function
+-- serves outbox tables in any schema. A table without its flag (made by an older outbox.sql) gets a
+-- NOTIFY on every insert, as before.
 CREATE OR REPLACE FUNCTION events_notify() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  flag regclass := to_regclass(format('%I.%I', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_wakeup'));
 BEGIN
-  PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+  IF flag IS NULL THEN
+    PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+  ELSIF pg_sequence_last_value(flag) = 1 THEN
+    PERFORM setval(flag, 0, true);
+    PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+  END IF;
   RETURN NULL;
 END;
 $fn$;
@@ -77,8 +95,8 @@ BEGIN
 END;
 $fn$;
 
--- Least privilege: the connector needs SELECT and UPDATE on the outbox (LISTEN and NOTIFY need no
--- grant). Create a login role in this group, e.g.
+-- Least privilege: the connector needs SELECT and UPDATE on the outbox and on its wake-up flag (LISTEN
+-- and NOTIFY need no grant). Create a login role in this group, e.g.
 --   CREATE ROLE relay LOGIN PASSWORD '...' IN ROLE outbox_relay;
 -- With outbox.retention.ms set, also: GRANT DELETE ON events TO outbox_relay;
 DO $do$
@@ -89,3 +107,4 @@ BEGIN
 END;
 $do$;
 GRANT SELECT, UPDATE ON events TO outbox_relay;
+GRANT SELECT, UPDATE ON SEQUENCE events_wakeup TO outbox_relay;

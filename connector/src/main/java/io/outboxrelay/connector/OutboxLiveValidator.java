@@ -106,6 +106,12 @@ final class OutboxLiveValidator {
                     error(result, ConnectionConfigKeys.USER, "role " + role + " needs SELECT and UPDATE on "
                         + quoted + ": GRANT outbox_relay TO " + role + " (the group schemas/sql/outbox.sql"
                         + " creates), or GRANT SELECT, UPDATE ON " + quoted + " TO " + role);
+                } else if (config.listenEnabled()) {
+                    // the same group grants the flag; reported only when the table's own grant is in place
+                    String flag = WakeupArming.missingPrivilege(c, table);
+                    if (flag != null && !flag.isEmpty()) {
+                        error(result, ConnectionConfigKeys.USER, flag);
+                    }
                 }
                 long retentionMs = config.retentionMs();
                 if (retentionMs > 0 && !rs.getBoolean(4)) {

@@ -119,7 +119,8 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                 "Wake up on LISTEN/NOTIFY. Set false behind PgBouncer in transaction mode; the task then polls"
                     + " every outbox.poll.interval.ms.", OUTBOX_GROUP, ++order, Width.SHORT, "LISTEN enabled")
             .define(NOTIFY_CHANNEL, Type.STRING, "outbox_events", new ChannelValidator(false), Importance.LOW,
-                "Channel the outbox trigger NOTIFYs on insert.", OUTBOX_GROUP, ++order, Width.MEDIUM, "Notify channel")
+                "Channel the outbox trigger NOTIFYs on, on an insert while a relay task waits (the table's"
+                    + " <table>_wakeup flag is armed).", OUTBOX_GROUP, ++order, Width.MEDIUM, "Notify channel")
             .define(SWEEP_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "Periodic claim that covers notifications lost while the listener reconnected, and leases that"
                     + " expired.", OUTBOX_GROUP, ++order, Width.SHORT, "Sweep interval (ms)")

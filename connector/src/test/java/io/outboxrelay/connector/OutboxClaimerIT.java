@@ -3,8 +3,6 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outboxrelay.common.ConnectionSettings;
-import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.connector.integration.TestDatabase;
 import io.outboxrelay.connector.integration.TestPostgres;
 import com.zaxxer.hikari.HikariDataSource;
@@ -33,8 +31,7 @@ class OutboxClaimerIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.get().createDatabase("claimer");
-        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, null, 30_000, 60_000,
-            60_000, "off", "claimer-it"), 8, "claimer-it");
+        pool = db.pool("claimer-it", 8);
     }
 
     @AfterAll

@@ -3,8 +3,6 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outboxrelay.common.ConnectionSettings;
-import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.connector.integration.TestDatabase;
 import io.outboxrelay.connector.integration.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
@@ -19,8 +17,7 @@ class RelayMaintenanceIT {
     @BeforeAll
     static void start() {
         db = TestPostgres.get().createDatabase("maintenance");
-        pool = PostgresDataSources.pool(new ConnectionSettings(db.jdbcUrl(), db.user(), null, null, 30_000, 60_000,
-            60_000, "off", "maintenance-it"), 2, "maintenance-it");
+        pool = db.pool("maintenance-it", 2);
     }
 
     @AfterAll

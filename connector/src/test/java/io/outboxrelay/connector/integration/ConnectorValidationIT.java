@@ -123,6 +123,23 @@ class ConnectorValidationIT {
         }
     }
 
+    /** A role granted the table but not its wake-up flag could never arm it: refused with the GRANT. */
+    @Test
+    void aRoleThatMayNotSetTheWakeupFlagIsReportedOnTheUser() {
+        Map<String, String> cfg = config();
+        cfg.put("connection.user", NO_PRIVS_ROLE);
+        db.execute("GRANT SELECT, UPDATE ON events TO " + NO_PRIVS_ROLE);
+        try {
+            assertThat(onlyErrorOn(validate(cfg), "connection.user")).contains("wake-up flag")
+                .contains("GRANT SELECT, UPDATE ON SEQUENCE \"events_wakeup\"");
+            // control: with LISTEN off nobody arms the flag, so the role needs no grant on it
+            cfg.put("outbox.listen.enabled", "false");
+            assertThat(errorCount(validate(cfg))).isZero();
+        } finally {
+            db.execute("REVOKE SELECT, UPDATE ON events FROM " + NO_PRIVS_ROLE);
+        }
+    }
+
     @Test
     void retentionWithoutDeletePrivilegeIsReportedOnRetention() {
         Map<String, String> cfg = config();

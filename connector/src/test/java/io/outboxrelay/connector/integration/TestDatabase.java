@@ -1,5 +1,8 @@
 package io.outboxrelay.connector.integration;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -30,6 +33,12 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
     }
 
     /** The connector's {@code connection.*} keys for this database. */
+    /** A pool of the relay's own kind on this database, as a relay task builds one; close it after use. */
+    public HikariDataSource pool(String name, int maxSize) {
+        return PostgresDataSources.pool(new ConnectionSettings(jdbcUrl, user, password, null, 30_000, 60_000, 60_000,
+            "off", name), maxSize, name);
+    }
+
     public Map<String, String> connectionProps() {
         Map<String, String> m = new HashMap<>();
         m.put("connection.url", jdbcUrl);

@@ -1,0 +1,147 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.Identifiers;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.apache.kafka.connect.errors.ConnectException;
+
+/**
+ * The wake-up flag that spares writers the NOTIFY lock while the relay is busy. The table's trigger
+ * (schemas/sql/outbox.sql) sends a NOTIFY only when the sequence {@code <table>_wakeup} reads 1, and then
+ * sets it to 0; a relay task sets it to 1 when it runs out of rows to claim. Sequences are not
+ * transactional, so a writer reads the flag as it is at that moment, whatever its isolation level.
+ *
+ * <p>The race: a writer that read 0 just before a task armed sends no NOTIFY, and commits after the
+ * task's last claim. After arming, the task therefore notes the transactions in progress ({@link #arm})
+ * and claims again each time some of them end ({@link #someEnded}), until none is left: every writer that
+ * read 0 before the arming had its transaction id by then (the trigger fires after its insert), so it
+ * either committed before the snapshot (its row is visible to the claim after arming) or was in progress
+ * then (the task claims again when it ends).
+ */
+final class WakeupArming {
+    private final DataSource dataSource;
+    private final String sequence;
+    private List<String> inProgress = List.of();
+
+    WakeupArming(DataSource dataSource, String table) {
+        this.dataSource = dataSource;
+        this.sequence = sequenceOf(table);
+    }
+
+    /** The quoted name of the flag sequence of {@code table}. */
+    static String sequenceOf(String table) {
+        return Identifiers.quoteQualified(table + "_wakeup");
+    }
+
+    /**
+     * Whether the table has the flag (a table made by an older outbox.sql NOTIFYs on every insert
+     * instead, and LISTEN alone wakes the relay).
+     *
+     * @throws ConnectException when the flag is there but the role may not read or set it
+     */
+    static boolean available(DataSource dataSource, String table) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            String missing = missingPrivilege(c, table);
+            if (missing != null && !missing.isEmpty()) {
+                throw new ConnectException(missing);
+            }
+            return missing == null;
+        }
+    }
+
+    /**
+     * What the session's role lacks to use the flag of {@code table}: null when it may use it, empty when
+     * the table has no flag, otherwise the problem with the GRANT that fixes it.
+     */
+    static String missingPrivilege(Connection c, String table) throws SQLException {
+        String sequence = sequenceOf(table);
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL,"
+            + " CASE WHEN to_regclass(?) IS NOT NULL THEN has_sequence_privilege(to_regclass(?), 'SELECT')"
+            + " AND has_sequence_privilege(to_regclass(?), 'UPDATE') END, current_user::text")) {
+            for (int i = 1; i <= 4; i++) {
+                ps.setString(i, sequence);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    return "";
+                }
+                return rs.getBoolean(2) ? null : "role " + rs.getString(3) + " needs SELECT and UPDATE on the"
+                    + " wake-up flag " + sequence + " (the relay sets it when it waits for a NOTIFY): GRANT SELECT,"
+                    + " UPDATE ON SEQUENCE " + sequence + " TO outbox_relay (schemas/sql/outbox.sql does), with "
+                    + rs.getString(3) + " a member of outbox_relay";
+            }
+        }
+    }
+
+    /**
+     * Sets the flag, then notes the transactions in progress once it is set (a statement of its own, so
+     * its snapshot is taken after the flag is visible to every writer).
+     */
+    void arm() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, 1, true)")) {
+                ps.setString(1, sequence);
+                ps.executeQuery().close();
+            }
+            List<String> xids = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(
+                "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x");
+                 ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    xids.add(rs.getString(1));
+                }
+            }
+            inProgress = xids;
+        }
+    }
+
+    /** Whether transactions in progress when the flag was last armed are still running. */
+    boolean waiting() {
+        return !inProgress.isEmpty();
+    }
+
+    /**
+     * Drops the transactions noted by {@link #arm} that have ended since the last look.
+     *
+     * @return whether any had: their rows, if they wrote any, are now committed and no NOTIFY told of them
+     */
+    boolean someEnded() throws SQLException {
+        if (inProgress.isEmpty()) {
+            return false;
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT x::text FROM unnest(?::text[]::xid8[]) x"
+                 + " WHERE pg_xact_status(x) = 'in progress'")) {
+            Array xids = c.createArrayOf("text", inProgress.toArray());
+            ps.setArray(1, xids);
+            List<String> still = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    still.add(rs.getString(1));
+                }
+            }
+            boolean ended = still.size() < inProgress.size();
+            inProgress = still;
+            return ended;
+        }
+    }
+
+    /** Whether the flag is still set (a writer clears it when it sends the NOTIFY). */
+    boolean armed() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT pg_sequence_last_value(?::regclass) = 1")) {
+            ps.setString(1, sequence);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+}

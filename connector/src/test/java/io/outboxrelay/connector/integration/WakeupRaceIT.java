@@ -1,0 +1,68 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wake-up on a real worker: writers NOTIFY only while the relay waits (the table's flag is armed),
+ * and a write that races the relay going back to sleep is relayed when it commits, without a NOTIFY of
+ * its own and without the sweep (set to ten minutes here, so it cannot be what delivers the row).
+ */
+class WakeupRaceIT {
+    private static final String CONNECTOR = "wakeup-race";
+
+    @AfterEach
+    void deleteConnector() {
+        TestConnect.cluster().deleteConnector(CONNECTOR);
+    }
+
+    private static Connection openWriter(TestDatabase db, String subject) throws SQLException {
+        Connection c = db.connect();
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            s.execute("INSERT INTO events(type, subject) VALUES ('order.created', '" + subject + "')");
+        }
+        return c;
+    }
+
+    private static boolean stamped(TestDatabase db, String subject) {
+        return db.queryLong("SELECT count(*) FROM events WHERE subject = ? AND fanned_out_at IS NOT NULL", subject) == 1;
+    }
+
+    @Test
+    void aWriteThatRacesTheRelayGoingToSleepIsRelayedWhenItCommits() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("wakeup_race");
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "wakeup-race-orders");
+        cfg.put("outbox.sweep.interval.ms", "600000");
+        TestConnect.cluster().configureConnector(CONNECTOR, cfg);
+        // the relay found nothing to claim and armed the flag: it waits for a NOTIFY
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+
+        try (Connection first = openWriter(db, "first")) {
+            assertThat(db.queryLong("SELECT last_value FROM events_wakeup"))
+                .as("the first writer found the flag armed, cleared it and will NOTIFY at commit").isZero();
+            try (Connection raced = openWriter(db, "raced")) {
+                // this writer read the flag cleared: it sends no NOTIFY. The relay, woken by the first one,
+                // claims and delivers 'first', runs out of rows and arms the flag while 'raced' is in progress
+                first.commit();
+                await().atMost(Duration.ofSeconds(30)).until(() -> stamped(db, "first"));
+                await().atMost(Duration.ofSeconds(30))
+                    .until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+                assertThat(stamped(db, "raced")).isFalse();
+                raced.commit();
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "raced"));
+        assertThat(TestConnect.consume(2, Duration.ofSeconds(30), "wakeup-race-orders"))
+            .extracting(TestConnect.Received::key).containsExactly("first", "raced");
+    }
+}
