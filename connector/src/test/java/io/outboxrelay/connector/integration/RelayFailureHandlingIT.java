@@ -147,7 +147,7 @@ class RelayFailureHandlingIT {
         Object reconfiguredAt = db.query("SELECT now()").get(0).get(0);
         TestConnect.cluster().configureConnector(connector, cfg);
         // requeue once the task with the new limit runs and the old one is gone (its LISTEN session too)
-        String sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'outbox-relay:oversized-0'"
+        String sessions = "SELECT count(*) FROM pg_stat_activity WHERE starts_with(application_name, 'outbox-relay:oversized-0@')"
             + " AND backend_start %s ?";
         await().atMost(Duration.ofSeconds(30)).until(() ->
             db.queryLong(sessions.formatted("<"), reconfiguredAt) == 0
