@@ -69,6 +69,7 @@ public class OutboxRelayTask extends SourceTask {
     /** Whether this task checked, before its first claim, that no connector serves other subscriptions on the table. */
     private boolean tableShareChecked;
     private ClaimSchedule schedule;
+    private ClaimSizer claimSizer;
     private long nextLeaseExtensionAt;
     private final List<PendingRow> unstamped = new ArrayList<>();
     /** Rows a failed claim leased (and counted an attempt for) without handing them to Connect. */
@@ -120,6 +121,8 @@ public class OutboxRelayTask extends SourceTask {
             metrics.gauges(tracker::inFlightCount, config.relayTaskIndex() == 0));
         long now = clock.millis();
         startedAt = now;
+        claimSizer = new ClaimSizer(config.connector().batchSize(), config.connector().batchMaxSize());
+        metrics.claimSize(claimSizer.next(), 0);
         schedule = new ClaimSchedule(now, config.connector().sweepInterval().toMillis(),
             config.connector().pollInterval().toMillis(), config.connector().listenEnabled());
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
@@ -301,7 +304,7 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     private boolean hasRoom() {
-        return tracker.inFlightCount() < config.connector().batchSize() * config.connector().maxInflightBatches();
+        return tracker.inFlightCount() < claimSizer.next() * config.connector().maxInflightBatches();
     }
 
     private void takeBackPreviousIncarnations() throws SQLException {
@@ -360,8 +363,10 @@ public class OutboxRelayTask extends SourceTask {
                 failures.retryTimesPassed(now);
             }
             boolean suspectFound = !claimed.isEmpty();
-            int batchSize = config.connector().batchSize();
+            int batchSize = claimSizer.next();
             List<ClaimedRow> fresh = claimer.claim(true, batchSize);
+            claimSizer.claimed(fresh.size());
+            metrics.claimSize(claimSizer.next(), batchSize);
             schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
             claimed.addAll(fresh);
             wakeAfterClaim(claimed.size(), fresh.size() == batchSize);

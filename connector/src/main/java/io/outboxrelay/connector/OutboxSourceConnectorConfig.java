@@ -28,6 +28,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public static final String TABLE = "outbox.table";
     public static final String BATCH_SIZE = "outbox.batch.size";
+    public static final String BATCH_MAX_SIZE = "outbox.batch.max.size";
     public static final String LEASE_MS = "outbox.lease.ms";
     public static final String MAX_ATTEMPTS = "outbox.max.attempts";
     public static final String BACKOFF_INITIAL_MS = "outbox.backoff.initial.ms";
@@ -101,7 +102,14 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                 "Outbox table, optionally schema-qualified (app.events). Quoted as an identifier, never spliced.",
                 OUTBOX_GROUP, ++order, Width.MEDIUM, "Outbox table")
             .define(BATCH_SIZE, Type.INT, 200, Range.between(1, 10_000), Importance.MEDIUM,
-                "Rows claimed per claim statement.", OUTBOX_GROUP, ++order, Width.SHORT, "Batch size")
+                "Rows claimed per claim statement while the relay is not busy: the floor of the claim size. A"
+                    + " claim that comes back full doubles the next one, up to outbox.batch.max.size; a short one"
+                    + " halves it, down to this.", OUTBOX_GROUP, ++order, Width.SHORT, "Batch size")
+            .define(BATCH_MAX_SIZE, Type.INT, 1_000, Range.between(1, 10_000), Importance.LOW,
+                "The largest claim a busy task makes (claims grow while they come back full). A task holds at"
+                    + " most outbox.batch.max.size x outbox.max.inflight.batches rows. A value below"
+                    + " outbox.batch.size keeps every claim at outbox.batch.size.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max batch size")
             .define(LEASE_MS, Type.LONG, 60_000L, Range.atLeast(1_000), Importance.MEDIUM,
                 "How long a claimed row stays reserved for the claiming task. A row whose lease expires (its task"
                     + " died) is claimed again by any task; leases of rows still in flight are extended.",
@@ -197,6 +205,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public int batchSize() {
         return getInt(BATCH_SIZE);
+    }
+
+    public int batchMaxSize() {
+        return getInt(BATCH_MAX_SIZE);
     }
 
     public Duration lease() {

@@ -22,6 +22,9 @@ final class RelayMetrics {
     final AtomicLong sweeps = new AtomicLong();
     final AtomicLong lastClaimMs = new AtomicLong();
     final AtomicLong maxClaimMs = new AtomicLong();
+    /** The size the next fresh claim asks for, and the largest a claim asked for. */
+    final AtomicLong claimSize = new AtomicLong();
+    final AtomicLong maxClaimSize = new AtomicLong();
     final AtomicLong lastStampMs = new AtomicLong();
     final AtomicLong maxStampMs = new AtomicLong();
     final AtomicLong backlog = new AtomicLong(-1);
@@ -29,6 +32,11 @@ final class RelayMetrics {
     private final RateMeter claimRate = new RateMeter();
     private final RateMeter stampRate = new RateMeter();
     private final RateMeter poisonRate = new RateMeter();
+
+    void claimSize(int next, int asked) {
+        claimSize.set(next);
+        maxClaimSize.accumulateAndGet(asked, Math::max);
+    }
 
     void claimed(int rows, long ms) {
         claimed.addAndGet(rows);
@@ -109,6 +117,9 @@ final class RelayMetrics {
             inFlight::getAsInt));
         m.put("claim-latency-last-ms", new Metric("Duration of the last claim statement", lastClaimMs::get));
         m.put("claim-latency-max-ms", new Metric("Longest claim statement", maxClaimMs::get));
+        m.put("claim-size", new Metric("Rows the next claim asks for: doubles after a full claim up to"
+            + " outbox.batch.max.size, halves after a short one down to outbox.batch.size", claimSize::get));
+        m.put("claim-size-max", new Metric("Most rows a claim of this task asked for", maxClaimSize::get));
         m.put("stamp-latency-last-ms", new Metric("Duration of the last stamp transaction", lastStampMs::get));
         m.put("stamp-latency-max-ms", new Metric("Longest stamp transaction", maxStampMs::get));
         m.put("notify-wakeups-total", new Metric("Claims woken by LISTEN/NOTIFY", notifyWakeups::get));

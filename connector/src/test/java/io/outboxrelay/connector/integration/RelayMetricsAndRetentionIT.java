@@ -97,6 +97,24 @@ class RelayMetricsAndRetentionIT {
         assertThat(publishers(connector, "rows-fanned-total")).isEqualTo(2);
     }
 
+    /** A backlog makes a task's claims grow to outbox.batch.max.size; once drained they shrink back to the floor. */
+    @Test
+    void claimsGrowWithTheBacklogAndShrinkBackWhenItIsDrained() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("claim_size");
+        db.insertEvents(6_000, 100, "order.created");
+        connector = "claim-size";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "claim-size-orders");
+        cfg.put("outbox.batch.size", "100");
+        cfg.put("outbox.batch.max.size", "800");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> metric(connector, "rows-fanned-total") == 6_000);
+        assertThat(metric(connector, "claim-size-max")).as("claims grew with the backlog, to the max").isEqualTo(800);
+        await().atMost(Duration.ofSeconds(30)).until(() -> metric(connector, "claim-size") == 100);
+        assertThat(TestConnect.countRecords("claim-size-orders")).isEqualTo(6_000);
+    }
+
     @Test
     void retentionKeepsTheTableSmallWhileClaimsAndStampsRun() throws Exception {
         TestDatabase db = TestPostgres.get().createDatabase("retention");
