@@ -1,7 +1,9 @@
 package io.outboxrelay.connector.faults;
 
 import java.io.File;
+import io.outboxrelay.connector.Version;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URISyntaxException;
@@ -11,12 +13,18 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
 import org.slf4j.spi.SLF4JServiceProvider;
 
 /**
@@ -73,6 +81,53 @@ final class ChildJvm {
         } catch (IOException e) {
             throw new UncheckedIOException("no " + target + "; run mvn package first", e);
         }
+    }
+
+    /**
+     * The release archive {@code mvn package} leaves ({@code connector/target/outboxrelay-outbox-relay-<version>.zip})
+     * unzipped into a fresh, empty plugin directory, as the README tells users to install it; returns that
+     * directory, the worker's {@code plugin.path}.
+     */
+    static Path installReleaseArchive(String name) {
+        Path zip = projectRoot().resolve("connector").resolve("target")
+            .resolve(PLUGIN_ARCHIVE_PREFIX + Version.get() + ".zip");
+        if (!Files.isRegularFile(zip)) {
+            throw new IllegalStateException("no release archive " + zip + "; run mvn package first");
+        }
+        Path plugins = workDir(name).resolve("plugins");
+        try (ZipFile z = new ZipFile(zip.toFile())) {
+            for (Enumeration<? extends ZipEntry> e = z.entries(); e.hasMoreElements(); ) {
+                ZipEntry entry = e.nextElement();
+                Path out = plugins.resolve(entry.getName()).normalize();
+                if (!out.startsWith(plugins)) {
+                    throw new IllegalStateException(entry.getName() + " would land outside the plugin directory");
+                }
+                if (entry.isDirectory()) {
+                    Files.createDirectories(out);
+                } else {
+                    Files.createDirectories(out.getParent());
+                    try (InputStream in = z.getInputStream(entry)) {
+                        Files.copy(in, out);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return plugins;
+    }
+
+    /** JVM flags that open a child's platform MBean server on {@code port} of the loopback, without auth or TLS. */
+    static List<String> jmxArgs(int port) {
+        return List.of("-Dcom.sun.management.jmxremote.port=" + port, "-Dcom.sun.management.jmxremote.rmi.port=" + port,
+            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
+            "-Dcom.sun.management.jmxremote.host=127.0.0.1", "-Djava.rmi.server.hostname=127.0.0.1");
+    }
+
+    /** A connection to the MBean server of a child started with {@link #jmxArgs}; close it after use. */
+    static JMXConnector jmx(int port) throws IOException {
+        return JMXConnectorFactory.connect(
+            new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + port + "/jmxrmi"));
     }
 
     /** File names of the jars the plugin archive bundles (its {@code lib/}). */

@@ -50,7 +50,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
      */
     ConnectWorkerProcess(String name, String bootstrapServers, Map<String, String> workerOverrides,
                          List<String> extraJvmArgs) {
-        this(name, bootstrapServers, workerOverrides, extraJvmArgs, false, ChildJvm.pluginPath());
+        this(name, bootstrapServers, workerOverrides, extraJvmArgs, false, ChildJvm.pluginPath(), null);
     }
 
     /**
@@ -58,7 +58,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
      * make it stop its tasks; connectors are created through its REST API and do not survive a restart.
      */
     static ConnectWorkerProcess standalone(String name, String bootstrapServers) {
-        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, ChildJvm.pluginPath());
+        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, ChildJvm.pluginPath(), null);
     }
 
     /**
@@ -66,18 +66,30 @@ final class ConnectWorkerProcess implements AutoCloseable {
      * release archive into.
      */
     static ConnectWorkerProcess standalone(String name, String bootstrapServers, Path pluginPath) {
-        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, pluginPath);
+        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), List.of(), true, pluginPath, null);
+    }
+
+    /**
+     * A standalone worker of another Kafka line: {@code kafkaClasspath} (that line's {@code connect-runtime} and
+     * everything it needs) stands in for this JVM's Kafka, and {@code plugin.path} is {@code pluginPath}.
+     */
+    static ConnectWorkerProcess standalone(String name, String bootstrapServers, Path pluginPath,
+                                           List<String> kafkaClasspath, List<String> extraJvmArgs) {
+        return new ConnectWorkerProcess(name, bootstrapServers, Map.of(), extraJvmArgs, true, pluginPath,
+            kafkaClasspath);
     }
 
     private ConnectWorkerProcess(String name, String bootstrapServers, Map<String, String> workerOverrides,
-                                 List<String> extraJvmArgs, boolean standalone, Path pluginPath) {
+                                 List<String> extraJvmArgs, boolean standalone, Path pluginPath,
+                                 List<String> kafkaClasspath) {
         this.name = name;
         this.standalone = standalone;
         this.dir = ChildJvm.workDir("worker-" + name);
         this.log = dir.resolve("worker.log");
         this.properties = dir.resolve("worker.properties");
         this.restPort = ChildJvm.freePort();
-        List<String> cp = new ArrayList<>(ChildJvm.kafkaClasspath(ChildJvm.pluginJarNames(pluginPath)));
+        List<String> cp = new ArrayList<>(kafkaClasspath != null ? kafkaClasspath
+            : ChildJvm.kafkaClasspath(ChildJvm.pluginJarNames(pluginPath)));
         cp.add(0, ChildJvm.loggingClasspathEntry().toString());
         this.classpath = cp;
         List<String> jvm = new ArrayList<>(List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
@@ -247,6 +259,15 @@ final class ConnectWorkerProcess implements AutoCloseable {
             throw new IllegalStateException("GET connector-plugins -> " + r.status() + ": " + r.body());
         }
         return r.json();
+    }
+
+    /** GET /: the Kafka version the worker runs, e.g. {@code 3.9.2}. */
+    String version() {
+        Reply r = send(HttpRequest.newBuilder(uri("")).GET());
+        if (r.status() != 200) {
+            throw new IllegalStateException("GET / -> " + r.status() + ": " + r.body());
+        }
+        return r.json().path("version").asText();
     }
 
     /** POST /connectors/{name}/tasks/{id}/restart */

@@ -17,8 +17,6 @@ import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.openmbean.CompositeData;
 import javax.management.remote.JMXConnector;
-import javax.management.remote.JMXConnectorFactory;
-import javax.management.remote.JMXServiceURL;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -77,10 +75,7 @@ class RandomFaultSoakIT {
         int jmxPort = ChildJvm.freePort();
         // lost tasks come back 10 s after a worker crash; a longer broker outage makes the worker drop its tasks
         worker = new ConnectWorkerProcess("soak", broker.bootstrapServers(),
-            Map.of("scheduled.rebalance.max.delay.ms", "10000"), List.of(
-            "-Dcom.sun.management.jmxremote.port=" + jmxPort, "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
-            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
-            "-Dcom.sun.management.jmxremote.host=127.0.0.1", "-Djava.rmi.server.hostname=127.0.0.1")).start();
+            Map.of("scheduled.rebalance.max.delay.ms", "10000"), ChildJvm.jmxArgs(jmxPort)).start();
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
@@ -175,8 +170,7 @@ class RandomFaultSoakIT {
 
     /** The worker's used heap right after a full GC, through its JMX port. */
     private static long heapAfterGc(int jmxPort) throws IOException {
-        JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");
-        try (JMXConnector jmx = JMXConnectorFactory.connect(url)) {
+        try (JMXConnector jmx = ChildJvm.jmx(jmxPort)) {
             MBeanServerConnection server = jmx.getMBeanServerConnection();
             ObjectName memory = new ObjectName("java.lang:type=Memory");
             server.invoke(memory, "gc", null, null);

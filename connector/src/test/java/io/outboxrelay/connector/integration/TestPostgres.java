@@ -3,18 +3,29 @@ package io.outboxrelay.connector.integration;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 /**
  * One real PostgreSQL server (PostgreSQL 17) for the whole test JVM; each test class gets a database of
  * its own with the project's schema files applied. The server is zonky's embedded binaries, or with
  * {@code -Ptestcontainers} (system property {@value #BACKEND_PROPERTY}=testcontainers) a
  * {@code postgres:17} container started by {@code ContainerPostgres}, which only that profile compiles.
+ *
+ * <p>The embedded server runs the binaries on the classpath (zonky's PostgreSQL 17) unless
+ * {@value #BINARIES_PROPERTY} names another zonky binaries jar: the connector module's {@code postgres-13}
+ * failsafe execution re-runs the core ITs on PostgreSQL 13 that way. With {@value #MAJOR_PROPERTY} set, the
+ * server must report that major version, or every test fails: a matrix run never passes on the wrong server.
  */
 public final class TestPostgres {
     static final String BACKEND_PROPERTY = "outboxrelay.test.postgres";
+    static final String BINARIES_PROPERTY = "outboxrelay.test.postgres.binaries";
+    static final String MAJOR_PROPERTY = "outboxrelay.test.postgres.major";
     private static final String CONTAINER_BACKEND = "io.outboxrelay.connector.integration.ContainerPostgres";
     private static TestPostgres instance;
     private static final AtomicInteger DATABASES = new AtomicInteger();
@@ -29,19 +40,29 @@ public final class TestPostgres {
         if (instance == null) {
             PostgresServer server = "testcontainers".equals(System.getProperty(BACKEND_PROPERTY))
                 ? containerServer() : embeddedServer();
-            instance = new TestPostgres(server);
             Runtime.getRuntime().addShutdownHook(new Thread(server::close));
+            try {
+                checkMajorVersion(server);
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            instance = new TestPostgres(server);
         }
         return instance;
     }
 
     private static PostgresServer embeddedServer() {
         try {
-            EmbeddedPostgres pg = EmbeddedPostgres.builder()
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
                 .setServerConfig("max_connections", "300")
                 .setServerConfig("wal_level", "logical")
-                .setServerConfig("fsync", "off")
-                .start();
+                .setServerConfig("fsync", "off");
+            String binaries = System.getProperty(BINARIES_PROPERTY, "");
+            if (!binaries.isBlank()) {
+                builder.setPgBinaryResolver((system, hardware) -> binaryArchive(Path.of(binaries), system, hardware));
+            }
+            EmbeddedPostgres pg = builder.start();
             return new PostgresServer() {
                 @Override
                 public String jdbcUrl(String database) {
@@ -69,6 +90,30 @@ public final class TestPostgres {
             };
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The {@code postgres-<system>-<hardware>.txz} inside a zonky binaries jar, as zonky's own resolver names it. */
+    private static ByteArrayInputStream binaryArchive(Path jar, String system, String hardware) throws IOException {
+        String entry = String.format(Locale.ROOT, "postgres-%s-%s.txz", system, hardware).toLowerCase(Locale.ROOT);
+        try (ZipFile zip = new ZipFile(jar.toFile())) {
+            ZipEntry txz = zip.getEntry(entry);
+            if (txz == null) {
+                throw new IOException(jar + " has no " + entry + " (" + BINARIES_PROPERTY + ")");
+            }
+            return new ByteArrayInputStream(zip.getInputStream(txz).readAllBytes());
+        }
+    }
+
+    /** Fails when {@value #MAJOR_PROPERTY} is set and the server is another major; logs the version either way. */
+    private static void checkMajorVersion(PostgresServer server) {
+        TestDatabase admin = new TestDatabase("postgres", server.jdbcUrl("postgres"), server.user(), server.password());
+        long versionNum = admin.queryLong("SELECT current_setting('server_version_num')::int");
+        System.out.println("TestPostgres: PostgreSQL " + admin.query("SHOW server_version").get(0).get(0));
+        String expected = System.getProperty(MAJOR_PROPERTY, "");
+        if (!expected.isBlank() && versionNum / 10_000 != Long.parseLong(expected)) {
+            throw new IllegalStateException("the test server is PostgreSQL " + versionNum + ", but " + MAJOR_PROPERTY
+                + "=" + expected);
         }
     }
 
