@@ -58,13 +58,9 @@ public class OutboxRelayTask extends SourceTask {
     private long startedAt;
     private boolean reachedDatabase;
     private boolean leasesToRecover;
-    /** The wake-up flag (null: LISTEN off, or a table whose trigger notifies on every insert). */
-    private WakeupArming arming;
-    private boolean armingChecked;
-    private Wake wakeState = Wake.BUSY;
-    private long nextArmCheckAt;
-    private long nextSettleCheckAt;
-    private long settleRecheckMs = SETTLING_RECHECK_MIN_MS;
+    /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
+    private WakeupCycle wakeup;
+    private boolean wakeupChecked;
     private SharedTableGuard tableShare;
     /** Whether this task checked, before its first claim, that no connector serves other subscriptions on the table. */
     private boolean tableShareChecked;
@@ -171,15 +167,16 @@ public class OutboxRelayTask extends SourceTask {
                 refuseATableSharedWithOtherSubscriptions();
                 tableShareChecked = true;
             }
-            if (!armingChecked) {
+            if (!wakeupChecked) {
                 if (config.connector().listenEnabled()
                     && WakeupArming.available(dataSource, config.connector().table())) {
-                    arming = new WakeupArming(dataSource, config.connector().table());
+                    wakeup = new WakeupCycle(new WakeupArming(dataSource, config.connector().table()),
+                        schedule::request);
                 }
-                armingChecked = true;
+                wakeupChecked = true;
             }
-            if (arming != null) {
-                watchWakeupFlag(now);
+            if (wakeup != null) {
+                wakeup.beforeClaim(now);
             }
             // first: whatever fails later in this pass, the rows this task holds keep their leases
             maybeExtendLeases(now);
@@ -228,69 +225,11 @@ public class OutboxRelayTask extends SourceTask {
             return null;
         }
         long idle = schedule.idleWaitMs(clock.millis(), hasRoom());
-        wake.await(wakeState == Wake.SETTLING ? Math.max(1, Math.min(idle, nextSettleCheckAt - clock.millis())) : idle);
+        wake.await(wakeup == null ? idle : wakeup.idleWaitMs(clock.millis(), idle));
         return null;
     }
 
-    /**
-     * Where the task stands with the wake-up flag: BUSY claims whatever it finds; SETTLING has armed the
-     * flag and claims again whenever a writer in progress at the arming ends; FINAL claims once more when
-     * none is left; QUIET is armed and idle, and looks every {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether
-     * the flag was cleared without a NOTIFY reaching the task (the clearing writer rolled back, or LISTEN
-     * was reconnecting), and then arms it again.
-     */
-    private enum Wake { BUSY, SETTLING, FINAL, QUIET }
 
-    /** A task waiting for writers in progress looks again after 2 ms, doubling up to the idle wait. */
-    private static final long SETTLING_RECHECK_MIN_MS = 2;
-
-    private void watchWakeupFlag(long now) throws SQLException {
-        if (wakeState == Wake.SETTLING && now >= nextSettleCheckAt) {
-            if (arming.someEnded()) {
-                schedule.request(); // a writer that may have read the flag unarmed has committed
-                settleRecheckMs = SETTLING_RECHECK_MIN_MS;
-            } else {
-                settleRecheckMs = Math.min(settleRecheckMs * 2, ClaimSchedule.MAX_IDLE_WAIT_MS);
-            }
-            nextSettleCheckAt = now + settleRecheckMs;
-            if (!arming.waiting()) {
-                wakeState = Wake.FINAL;
-                schedule.request();
-            }
-        } else if (wakeState == Wake.QUIET && now >= nextArmCheckAt) {
-            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
-            if (!arming.armed()) {
-                armWakeupFlag(now);
-            }
-        }
-    }
-
-    private void armWakeupFlag(long now) throws SQLException {
-        arming.arm();
-        wakeState = Wake.SETTLING;
-        settleRecheckMs = SETTLING_RECHECK_MIN_MS;
-        nextSettleCheckAt = now; // the claim after arming is the next pass's
-        schedule.request();
-    }
-
-    /**
-     * After a claim: a full one means more rows wait (no NOTIFY needed); one that found fewer rows, or
-     * none after a busy spell, arms the flag and waits for the writers in progress; an empty claim after
-     * them leaves the task quiet until a NOTIFY.
-     */
-    private void wakeAfterClaim(int rows, boolean full) throws SQLException {
-        if (arming == null) {
-            return;
-        }
-        if (full) {
-            wakeState = Wake.BUSY;
-        } else if (rows > 0 || wakeState == Wake.BUSY) {
-            armWakeupFlag(clock.millis());
-        } else if (wakeState == Wake.FINAL) {
-            wakeState = Wake.QUIET;
-            nextArmCheckAt = clock.millis() + ClaimSchedule.MAX_IDLE_WAIT_MS;
-        }
-    }
 
     /** Fails the task, before it claims anything, when a running connector serves other subscriptions on the table. */
     private void refuseATableSharedWithOtherSubscriptions() throws SQLException {
@@ -369,7 +308,9 @@ public class OutboxRelayTask extends SourceTask {
             metrics.claimSize(claimSizer.next(), batchSize);
             schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
             claimed.addAll(fresh);
-            wakeAfterClaim(claimed.size(), fresh.size() == batchSize);
+            if (wakeup != null) {
+                wakeup.afterClaim(claimed.size(), fresh.size() == batchSize, now);
+            }
             if (claimed.isEmpty()) {
                 return;
             }

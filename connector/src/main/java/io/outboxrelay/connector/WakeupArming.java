@@ -24,7 +24,7 @@ import org.apache.kafka.connect.errors.ConnectException;
  * either committed before the snapshot (its row is visible to the claim after arming) or was in progress
  * then (the task claims again when it ends).
  */
-final class WakeupArming {
+final class WakeupArming implements WakeupCycle.Flag {
     private final DataSource dataSource;
     private final String sequence;
     private List<String> inProgress = List.of();
@@ -84,7 +84,8 @@ final class WakeupArming {
      * Sets the flag, then notes the transactions in progress once it is set (a statement of its own, so
      * its snapshot is taken after the flag is visible to every writer).
      */
-    void arm() throws SQLException {
+    @Override
+    public void arm() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, 1, true)")) {
                 ps.setString(1, sequence);
@@ -103,7 +104,8 @@ final class WakeupArming {
     }
 
     /** Whether transactions in progress when the flag was last armed are still running. */
-    boolean waiting() {
+    @Override
+    public boolean waiting() {
         return !inProgress.isEmpty();
     }
 
@@ -112,7 +114,8 @@ final class WakeupArming {
      *
      * @return whether any had: their rows, if they wrote any, are now committed and no NOTIFY told of them
      */
-    boolean someEnded() throws SQLException {
+    @Override
+    public boolean someEnded() throws SQLException {
         if (inProgress.isEmpty()) {
             return false;
         }
@@ -134,7 +137,8 @@ final class WakeupArming {
     }
 
     /** Whether the flag is still set (a writer clears it when it sends the NOTIFY). */
-    boolean armed() throws SQLException {
+    @Override
+    public boolean armed() throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT pg_sequence_last_value(?::regclass) = 1")) {
             ps.setString(1, sequence);

@@ -1,0 +1,99 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+
+/**
+ * When a relay task arms the table's wake-up flag and when it claims because of it, as plain bookkeeping
+ * on the task thread (the flag itself is {@link Flag}, in PostgreSQL {@link WakeupArming}).
+ *
+ * <p>BUSY claims whatever it finds; a claim that comes back short arms the flag (SETTLING) and asks for a
+ * claim, and while writers that were in progress at the arming remain, the task claims again each time
+ * some of them end (looking after 2 ms, doubling up to {@link ClaimSchedule#MAX_IDLE_WAIT_MS} while none
+ * ends). When none is left, one more claim (FINAL); if it finds nothing, the task is QUIET: armed and
+ * idle until a NOTIFY, looking every {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether the flag was cleared
+ * without a NOTIFY reaching it (the clearing writer rolled back, or LISTEN was reconnecting), and then
+ * arming it again.
+ */
+final class WakeupCycle {
+    /** The flag as the cycle uses it. */
+    interface Flag {
+        void arm() throws SQLException;
+
+        boolean someEnded() throws SQLException;
+
+        boolean waiting();
+
+        boolean armed() throws SQLException;
+    }
+
+    enum State { BUSY, SETTLING, FINAL, QUIET }
+
+    static final long RECHECK_MIN_MS = 2;
+
+    private final Flag flag;
+    private final Runnable requestClaim;
+    private State state = State.BUSY;
+    private long nextArmCheckAt;
+    private long nextSettleCheckAt;
+    private long recheckMs = RECHECK_MIN_MS;
+
+    WakeupCycle(Flag flag, Runnable requestClaim) {
+        this.flag = flag;
+        this.requestClaim = requestClaim;
+    }
+
+    State state() {
+        return state;
+    }
+
+    /** Before a pass's claim: looks at the writers in progress or at the flag when it is time to. */
+    void beforeClaim(long now) throws SQLException {
+        if (state == State.SETTLING && now >= nextSettleCheckAt) {
+            if (flag.someEnded()) {
+                requestClaim.run(); // a writer that may have read the flag unarmed has committed
+                recheckMs = RECHECK_MIN_MS;
+            } else {
+                recheckMs = Math.min(recheckMs * 2, ClaimSchedule.MAX_IDLE_WAIT_MS);
+            }
+            nextSettleCheckAt = now + recheckMs;
+            if (!flag.waiting()) {
+                state = State.FINAL;
+                requestClaim.run();
+            }
+        } else if (state == State.QUIET && now >= nextArmCheckAt) {
+            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
+            if (!flag.armed()) {
+                arm(now);
+            }
+        }
+    }
+
+    /**
+     * After a claim of fresh rows: a full one means more rows wait (no NOTIFY needed); one that found
+     * fewer rows than it asked for, or none after a busy spell, arms the flag; an empty claim once the
+     * writers in progress at the arming have ended leaves the task quiet until a NOTIFY.
+     */
+    void afterClaim(int rows, boolean full, long now) throws SQLException {
+        if (full) {
+            state = State.BUSY;
+        } else if (rows > 0 || state == State.BUSY) {
+            arm(now);
+        } else if (state == State.FINAL) {
+            state = State.QUIET;
+            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
+        }
+    }
+
+    /** How long an idle poll may wait: while settling, no longer than the next look at the writers. */
+    long idleWaitMs(long now, long idleWaitMs) {
+        return state == State.SETTLING ? Math.max(1, Math.min(idleWaitMs, nextSettleCheckAt - now)) : idleWaitMs;
+    }
+
+    private void arm(long now) throws SQLException {
+        flag.arm();
+        state = State.SETTLING;
+        recheckMs = RECHECK_MIN_MS;
+        nextSettleCheckAt = now; // the claim after arming is the next pass's
+        requestClaim.run();
+    }
+}

@@ -1,0 +1,131 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outboxrelay.connector.WakeupCycle.State;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The wake-up cycle as pure logic, against a flag whose answers the test gives. */
+class WakeupCycleTest {
+    /** A flag whose writers in progress end when the test says so. */
+    private static final class FakeFlag implements WakeupCycle.Flag {
+        int arms;
+        boolean armed;
+        final Deque<Boolean> endings = new ArrayDeque<>();
+        int inProgress;
+        int looks;
+
+        @Override
+        public void arm() {
+            arms++;
+            armed = true;
+        }
+
+        @Override
+        public boolean someEnded() {
+            looks++;
+            boolean ended = !endings.isEmpty() && endings.poll();
+            if (ended) {
+                inProgress--;
+            }
+            return ended;
+        }
+
+        @Override
+        public boolean waiting() {
+            return inProgress > 0;
+        }
+
+        @Override
+        public boolean armed() {
+            return armed;
+        }
+    }
+
+    private FakeFlag flag;
+    private int claimsAsked;
+    private WakeupCycle cycle;
+
+    @BeforeEach
+    void fresh() {
+        flag = new FakeFlag();
+        claimsAsked = 0;
+        cycle = new WakeupCycle(flag, () -> claimsAsked++);
+    }
+
+    @Test
+    void fullClaimsNeverArmAndTheFirstShortOneDoesAndAsksForAClaim() throws Exception {
+        cycle.afterClaim(200, true, 0);
+        assertThat(flag.arms).isZero();
+        assertThat(cycle.state()).isEqualTo(State.BUSY);
+        cycle.afterClaim(17, false, 1);
+        assertThat(flag.arms).isEqualTo(1);
+        assertThat(claimsAsked).as("a writer may have committed between the last claim and the arming").isEqualTo(1);
+        assertThat(cycle.state()).isEqualTo(State.SETTLING);
+    }
+
+    @Test
+    void whileWritersFromTheArmingRemainEachEndingAsksForAClaimThenOneFinalClaimLeavesItQuiet() throws Exception {
+        flag.inProgress = 2;
+        cycle.afterClaim(3, false, 0);
+        claimsAsked = 0;
+
+        flag.endings.add(false);
+        cycle.beforeClaim(0);
+        assertThat(claimsAsked).isZero();
+        assertThat(cycle.idleWaitMs(0, 250)).as("looks again after 4 ms: doubled").isEqualTo(4);
+        cycle.beforeClaim(3);
+        assertThat(flag.looks).as("not before its time").isEqualTo(1);
+
+        flag.endings.add(true);
+        cycle.beforeClaim(4);
+        assertThat(claimsAsked).as("a writer ended: claim its row").isEqualTo(1);
+        assertThat(cycle.idleWaitMs(4, 250)).as("back to 2 ms").isEqualTo(2);
+        cycle.afterClaim(0, false, 4);
+        assertThat(cycle.state()).isEqualTo(State.SETTLING);
+
+        flag.endings.add(true);
+        cycle.beforeClaim(6);
+        assertThat(cycle.state()).isEqualTo(State.FINAL);
+        assertThat(claimsAsked).isEqualTo(3);
+        cycle.afterClaim(0, false, 6);
+        assertThat(cycle.state()).isEqualTo(State.QUIET);
+        assertThat(flag.arms).isEqualTo(1);
+    }
+
+    @Test
+    void theLookAtTheWritersBacksOffToTheIdleWaitWhileALongTransactionRuns() throws Exception {
+        flag.inProgress = 1;
+        cycle.afterClaim(1, false, 0);
+        long now = 0;
+        long wait = 0;
+        for (int i = 0; i < 12; i++) {
+            flag.endings.add(false);
+            cycle.beforeClaim(now);
+            wait = cycle.idleWaitMs(now, ClaimSchedule.MAX_IDLE_WAIT_MS);
+            now += wait;
+        }
+        assertThat(wait).as("2, 4, 8 ... capped at the idle wait").isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(flag.looks).isEqualTo(12);
+    }
+
+    @Test
+    void aQuietTaskArmsAgainWhenTheFlagWasClearedWithoutANotifyReachingIt() throws Exception {
+        cycle.afterClaim(0, false, 0); // BUSY at start: arms
+        cycle.beforeClaim(0); // no writer in progress: FINAL
+        cycle.afterClaim(0, false, 0);
+        assertThat(cycle.state()).isEqualTo(State.QUIET);
+
+        cycle.beforeClaim(100);
+        assertThat(flag.arms).as("still armed, nothing to do").isEqualTo(1);
+        flag.armed = false; // a writer cleared it, then rolled back: no NOTIFY
+        cycle.beforeClaim(200);
+        assertThat(flag.arms).as("not before the next look").isEqualTo(1);
+        cycle.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(flag.arms).isEqualTo(2);
+        assertThat(cycle.state()).isEqualTo(State.SETTLING);
+    }
+}
