@@ -104,9 +104,9 @@ final class Ceilings {
         BenchPostgres.Db db = b.postgres.createDatabase("ceiling_sql");
         try {
             db.insertBacklog(0, rows, b.options.backlogTxnSize());
-            String claim = SQL.forTable("ClaimRows", "\"events\"");
-            String stamp = SQL.forTable("StampFannedOut", "\"events\"");
-            String notify = SQL.get("Notify");
+            NamedSql.Bindable claim = SQL.bindable("ClaimRows", "\"events\"");
+            NamedSql.Bindable stamp = SQL.bindable("StampFannedOut", "\"events\"");
+            NamedSql.Bindable notify = SQL.bindable("Notify", "\"events\"");
             AtomicLong done = new AtomicLong();
             AtomicReference<Exception> error = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();
@@ -147,22 +147,21 @@ final class Ceilings {
         }
     }
 
-    private static long claimAndStampAll(Connection c, String claimSql, String stampSql, String notifySql,
-                                         int taskCount, int taskIndex, int batch) throws SQLException {
+    private static long claimAndStampAll(Connection c, NamedSql.Bindable claimSql, NamedSql.Bindable stampSql,
+                                         NamedSql.Bindable notifySql, int taskCount, int taskIndex, int batch)
+        throws SQLException {
         String owner = "ceiling-" + taskIndex;
         long total = 0;
-        try (PreparedStatement claim = c.prepareStatement(claimSql);
-             PreparedStatement stamp = c.prepareStatement(stampSql);
-             PreparedStatement notify = c.prepareStatement(notifySql)) {
+        try (PreparedStatement claim = c.prepareStatement(claimSql.sql());
+             PreparedStatement stamp = c.prepareStatement(stampSql.sql());
+             PreparedStatement notify = c.prepareStatement(notifySql.sql())) {
             while (true) {
-                int i = 0;
-                claim.setBoolean(++i, true);
-                claim.setInt(++i, taskCount);
-                claim.setInt(++i, taskCount);
-                claim.setInt(++i, taskIndex);
-                claim.setInt(++i, batch);
-                claim.setString(++i, owner);
-                claim.setLong(++i, 60_000L);
+                claimSql.set(claim, "fresh", true);
+                claimSql.set(claim, "task_count", taskCount);
+                claimSql.set(claim, "task_index", taskIndex);
+                claimSql.set(claim, "limit", batch);
+                claimSql.set(claim, "owner", owner);
+                claimSql.set(claim, "lease_ms", 60_000L);
                 List<Long> seqs = new ArrayList<>(batch);
                 List<String> ids = new ArrayList<>(batch);
                 try (ResultSet rs = claim.executeQuery()) {
@@ -184,12 +183,12 @@ final class Ceilings {
                         + "}}";
                 }
                 c.setAutoCommit(false);
-                stamp.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
-                stamp.setArray(2, c.createArrayOf("text", fanouts));
+                stampSql.set(stamp, "seqs", c.createArrayOf("bigint", seqs.toArray()));
+                stampSql.set(stamp, "fanouts", c.createArrayOf("text", fanouts));
                 stamp.executeUpdate();
                 for (int from = 0; from < ids.size(); from += 200) {
-                    notify.setString(1, "outbox_events_fanned");
-                    notify.setString(2, String.join(",", ids.subList(from, Math.min(ids.size(), from + 200))));
+                    notifySql.set(notify, "channel", "outbox_events_fanned");
+                    notifySql.set(notify, "payload", String.join(",", ids.subList(from, Math.min(ids.size(), from + 200))));
                     notify.addBatch();
                 }
                 notify.executeBatch();

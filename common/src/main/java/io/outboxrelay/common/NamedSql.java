@@ -4,7 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -63,5 +67,68 @@ public final class NamedSql {
     /** The statement with {@code {table}} replaced by an already-quoted identifier. */
     public String forTable(String name, String quotedTable) {
         return get(name).replace("{table}", quotedTable);
+    }
+
+    /**
+     * The statement with {@code {table}} replaced, its named parameters ({@code :owner}) turned into
+     * JDBC's positional ones; bind them by name with {@link Bindable#set}.
+     */
+    public Bindable bindable(String name, String quotedTable) {
+        return Bindable.of(forTable(name, quotedTable));
+    }
+
+    /**
+     * A statement with named parameters: {@code :name} outside string literals, where a cast
+     * ({@code ::bigint}) is not a parameter. One name may stand in several places.
+     */
+    public record Bindable(String sql, List<String> names) {
+        static Bindable of(String text) {
+            StringBuilder sql = new StringBuilder(text.length());
+            List<String> names = new ArrayList<>();
+            boolean quoted = false;
+            for (int i = 0; i < text.length(); i++) {
+                char c = text.charAt(i);
+                if (c == '\'') {
+                    quoted = !quoted;
+                } else if (!quoted && c == ':' && i + 1 < text.length() && text.charAt(i + 1) == ':') {
+                    sql.append("::");
+                    i++;
+                    continue;
+                } else if (!quoted && c == ':' && i + 1 < text.length() && isNameStart(text.charAt(i + 1))) {
+                    int end = i + 1;
+                    while (end < text.length() && isNamePart(text.charAt(end))) {
+                        end++;
+                    }
+                    names.add(text.substring(i + 1, end));
+                    sql.append('?');
+                    i = end - 1;
+                    continue;
+                }
+                sql.append(c);
+            }
+            return new Bindable(sql.toString(), List.copyOf(names));
+        }
+
+        private static boolean isNameStart(char c) {
+            return c >= 'a' && c <= 'z' || c == '_';
+        }
+
+        private static boolean isNamePart(char c) {
+            return isNameStart(c) || c >= '0' && c <= '9';
+        }
+
+        /** Binds {@code value} to every place the parameter {@code name} stands. */
+        public void set(PreparedStatement ps, String name, Object value) throws SQLException {
+            boolean found = false;
+            for (int i = 0; i < names.size(); i++) {
+                if (names.get(i).equals(name)) {
+                    ps.setObject(i + 1, value);
+                    found = true;
+                }
+            }
+            if (!found) {
+                throw new IllegalArgumentException("no parameter :" + name + " in " + sql);
+            }
+        }
     }
 }

@@ -64,4 +64,12 @@ class NamedSqlTest {
         assertThatThrownBy(() -> NamedSql.load(NamedSqlTest.class, "none.sql"))
             .isInstanceOf(IllegalStateException.class).hasMessageContaining("none.sql");
     }
+
+    @Test
+    void namedParametersBecomePositionalAndCastsAndLiteralsAreLeftAlone() {
+        NamedSql.Bindable b = NamedSql.Bindable.of(
+            "SELECT :n::int, ':not_a_param', x::text FROM t WHERE a = :owner AND b = :n AND c ~ '^[0-9a-f]+$'");
+        assertThat(b.sql()).isEqualTo("SELECT ?::int, ':not_a_param', x::text FROM t WHERE a = ? AND b = ? AND c ~ '^[0-9a-f]+$'");
+        assertThat(b.names()).containsExactly("n", "owner", "n");
+    }
 }

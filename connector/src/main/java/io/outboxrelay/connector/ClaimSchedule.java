@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import java.util.PriorityQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,6 +29,8 @@ final class ClaimSchedule {
     private long nextPollAt;
     private long suspectCheckAt;
     private boolean lastClaimFull;
+    /** When rows released after a failure become claimable again, earliest first. */
+    private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
 
     ClaimSchedule(long now, long sweepIntervalMs, long pollIntervalMs, boolean listening) {
         this.sweepIntervalMs = sweepIntervalMs;
@@ -43,9 +46,15 @@ final class ClaimSchedule {
         requested.set(true);
     }
 
-    /** Rows attempted before may be claimable from {@code at} on (a release's backoff, lost leases). */
+    /** Rows attempted before may be claimable from {@code at} on (lost leases given back). */
     void checkSuspectsBy(long at) {
         suspectCheckAt = Math.min(suspectCheckAt, at);
+    }
+
+    /** A failed row was released with a backoff: it is claimable again from {@code at} on. */
+    void retryAt(long at) {
+        retryTimes.add(at);
+        checkSuspectsBy(at);
     }
 
     /**
@@ -71,12 +80,17 @@ final class ClaimSchedule {
 
     /**
      * Records a claim's outcome: whether the fresh claim came back full (claim again at once), and,
-     * when suspects were looked for, whether any came back and when the next failed row falls due.
+     * when suspects were looked for, whether any came back (look again at once) or else when the next
+     * released row falls due.
      */
-    void claimed(long now, Due due, boolean freshFull, boolean suspectFound, long nextRetryAt) {
+    void claimed(long now, Due due, boolean freshFull, boolean suspectFound) {
         lastClaimFull = freshFull;
         if (due.suspects()) {
-            suspectCheckAt = suspectFound ? now : Math.max(nextRetryAt, now + 1);
+            while (!retryTimes.isEmpty() && retryTimes.peek() <= now) {
+                retryTimes.poll();
+            }
+            Long next = retryTimes.peek();
+            suspectCheckAt = suspectFound ? now : Math.max(next == null ? Long.MAX_VALUE : next, now + 1);
         }
     }
 

@@ -33,12 +33,12 @@ record ClaimedRow(
      * value's schema, and the subject, type and id that appear both in the value and as key or headers.
      */
     int estimatedRecordBytes() {
-        int bytes = jsonStringBytes(payload, payloadBytes) + 2 * jsonStringBytes(subject, OutboxClaimer.utf8Length(subject))
-            + 2 * jsonStringBytes(type, OutboxClaimer.utf8Length(type)) + 2 * id.length() + RECORD_OVERHEAD_BYTES;
+        int bytes = jsonStringBytes(payload, payloadBytes) + 2 * jsonStringBytes(subject, JdbcOutboxStore.utf8Length(subject))
+            + 2 * jsonStringBytes(type, JdbcOutboxStore.utf8Length(type)) + 2 * id.length() + RECORD_OVERHEAD_BYTES;
         if (headerKeys != null) {
             for (int i = 0; i < headerKeys.length; i++) {
-                bytes += OutboxClaimer.utf8Length(headerKeys[i])
-                    + (headerValues[i] == null ? 0 : OutboxClaimer.utf8Length(headerValues[i])) + 8;
+                bytes += JdbcOutboxStore.utf8Length(headerKeys[i])
+                    + (headerValues[i] == null ? 0 : JdbcOutboxStore.utf8Length(headerValues[i])) + 8;
             }
         }
         return bytes;

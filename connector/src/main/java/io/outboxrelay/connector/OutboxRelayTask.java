@@ -1,26 +1,16 @@
 package io.outboxrelay.connector;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.Backoff;
 import io.outboxrelay.common.ConnectionConfigKeys;
-import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.DriverPropertyGuard;
-import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
-import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.common.TaskMetricsRegistry;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.LongStream;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
@@ -30,61 +20,47 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay: claims outbox rows, hands Connect one record per matching subscription, and stamps a
- * row only after every one of its records was acknowledged. Claims happen when a NOTIFY arrives, when
- * the last claim was full, on the periodic sweep, and (with LISTEN off) every poll interval; stamps
- * happen as soon as acknowledgements arrive. Failed rows are released with a backoff and retried
- * alone; rows that keep failing are poisoned by {@link RelayFailureHandler}.
+ * The relay: claims outbox rows, hands Connect one record per matching subscription, and stamps a row
+ * only after every one of its records was acknowledged. Each poll is one pass: keep the held rows'
+ * leases, recover what a failure lost, write what settled (stamps, releases, poisonings), housekeeping,
+ * then claim when a claim is due ({@link ClaimSchedule}, {@link WakeupCycle}). The rows it holds are
+ * {@link HeldRows}; the table is an {@link OutboxStore}; a failing pass backs the task off.
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
-    /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
-    private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
 
     private final Clock clock;
+    private final RelayBackend.Factory backends;
     private final WakeSignal wake = new WakeSignal();
-    private OutboxSourceTaskConfig config;
-    private HikariDataSource dataSource;
-    private PostgresListener listener;
-    private OutboxClaimer claimer;
-    private OutboxRecordFactory factory;
-    private FanOutAckTracker tracker;
-    private RelayFailureHandler failures;
-    private Backoff passBackoff;
     private final RelayMetrics metrics = new RelayMetrics();
+    private OutboxSourceTaskConfig config;
+    private RelayBackend backend;
+    private OutboxStore store;
+    private OutboxRecordFactory factory;
+    private HeldRows held;
+    private RejectionRules rules;
+    private PoisonRecords poisonRecords;
+    private Backoff passBackoff;
     private RelayMaintenance maintenance;
     private TaskMetricsRegistry metricsRegistry;
-    private long backoffUntil;
-    private long startedAt;
-    private boolean reachedDatabase;
-    private boolean leasesToRecover;
-    /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
-    private WakeupCycle wakeup;
-    private boolean wakeupChecked;
-    private SharedTableGuard tableShare;
-    /** Whether this task checked, before its first claim, that no connector serves other subscriptions on the table. */
-    private boolean tableShareChecked;
     private ClaimSchedule schedule;
     private ClaimSizer claimSizer;
+    /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
+    private WakeupCycle wakeup;
+    private boolean firstPassDone;
+    private boolean leasesToRecover;
+    private boolean reachedDatabase;
+    private long startedAt;
+    private long backoffUntil;
     private long nextLeaseExtensionAt;
-    private final List<PendingRow> unstamped = new ArrayList<>();
-    /** Rows a failed claim leased (and counted an attempt for) without handing them to Connect. */
-    private final List<Long> neverHandedOut = new ArrayList<>();
-    /** Rows whose lost claim this incarnation gave the attempt back for already (once per row). */
-    private final Set<Long> attemptReturned = new HashSet<>();
-    /**
-     * Rows of the records the last poll() returned. Connect calls poll() again only once it has converted
-     * and sent every record of the previous return, so rows returned earlier cannot be what failed the
-     * task; these can (a converter or transform error in the batch stops the task before the next poll).
-     */
-    private final Set<Long> awaitingDispatch = new HashSet<>();
 
     public OutboxRelayTask() {
-        this(Clock.systemUTC());
+        this(Clock.systemUTC(), RelayBackend::postgres);
     }
 
-    OutboxRelayTask(Clock clock) {
+    OutboxRelayTask(Clock clock, RelayBackend.Factory backends) {
         this.clock = clock;
+        this.backends = backends;
     }
 
     @Override
@@ -95,32 +71,26 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public void start(Map<String, String> props) {
         config = new OutboxSourceTaskConfig(props);
-        String owner = config.leaseOwner();
-        tableShare = new SharedTableGuard(config.connectorName(), config.connector().quotedTable(),
-            config.connector().subscriptions());
-        ConnectionSettings settings = ConnectionConfigKeys.settings(config.connector(),
-            tableShare.applicationName(owner));
-        dataSource = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
+        OutboxSourceConnectorConfig connector = config.connector();
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
-        claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, incarnation,
-            config.relayTaskCount(), config.relayTaskIndex(), config.connector().lease().toMillis(),
-            config.connector().fannedChannel());
-        factory = new OutboxRecordFactory(config.connector().subscriptions(), config.connector().table());
-        tracker = new FanOutAckTracker(config.connector().toleratesAllErrors(), wake::signal);
-        passBackoff = new Backoff(config.connector().backoffInitial().toMillis(),
-            config.connector().backoffMax().toMillis());
-        failures = new RelayFailureHandler(claimer, config.connector(), passBackoff, metrics);
-        maintenance = new RelayMaintenance(dataSource, config.connector().quotedTable(),
-            config.connector().retentionMs(), config.connector().retentionIntervalMs(), config.relayTaskIndex() == 0,
+        backend = backends.open(config, incarnation, this::notified, this::listening);
+        store = backend.store();
+        factory = new OutboxRecordFactory(connector.subscriptions(), connector.table());
+        held = new HeldRows(connector.toleratesAllErrors(), wake::signal);
+        passBackoff = new Backoff(connector.backoffInitial().toMillis(), connector.backoffMax().toMillis());
+        rules = new RejectionRules(connector, passBackoff);
+        poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
+        boolean tableWide = config.relayTaskIndex() == 0;
+        maintenance = new RelayMaintenance(store, connector.retentionMs(), connector.retentionIntervalMs(), tableWide,
             metrics);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
-            metrics.gauges(tracker::inFlightCount, config.relayTaskIndex() == 0));
+            metrics.gauges(held::inFlightCount, tableWide));
         long now = clock.millis();
         startedAt = now;
-        claimSizer = new ClaimSizer(config.connector().batchSize(), config.connector().batchMaxSize());
+        claimSizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         metrics.claimSize(claimSizer.next(), 0);
-        schedule = new ClaimSchedule(now, config.connector().sweepInterval().toMillis(),
-            config.connector().pollInterval().toMillis(), config.connector().listenEnabled());
+        schedule = new ClaimSchedule(now, connector.sweepInterval().toMillis(), connector.pollInterval().toMillis(),
+            connector.listenEnabled());
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
         try {
             takeBackPreviousIncarnations();
@@ -130,32 +100,28 @@ public class OutboxRelayTask extends SourceTask {
             log.warn("Could not take back this task's earlier leases yet: {} (SQLState {})", e.getMessage(),
                 e.getSQLState());
         }
-        if (config.connector().listenEnabled()) {
-            listener = new PostgresListener(settings, config.connector().notifyChannel(), this::requestClaim,
-                this::claimAfterListenStarts, "outbox-relay-listen-" + owner);
-            listener.start();
-        }
-        log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}, subject share {}/{}, listen {},"
-            + " lease owner {}", owner, config.connector().table(), config.connector().subscriptions().size(),
-            config.connector().batchSize(), config.relayTaskIndex(), config.relayTaskCount(),
-            config.connector().listenEnabled(), claimer.owner());
+        log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}-{}, subject share {}/{},"
+            + " listen {}, lease owner {}", config.leaseOwner(), connector.table(), connector.subscriptions().size(),
+            connector.batchSize(), claimSizer.max(), config.relayTaskIndex(), config.relayTaskCount(),
+            connector.listenEnabled(), store.owner());
     }
 
-    private void requestClaim() {
+    /** LISTEN thread: a NOTIFY arrived. */
+    private void notified() {
         schedule.request();
         metrics.notifyWakeup();
         wake.signal();
     }
 
-    /** LISTEN is (again) in place: rows committed before it may have notified no one. */
-    private void claimAfterListenStarts() {
+    /** LISTEN thread: LISTEN is (again) in place; rows committed before it may have notified no one. */
+    private void listening() {
         schedule.request();
         wake.signal();
     }
 
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
-        awaitingDispatch.clear(); // Connect is back for more: it sent everything returned before
+        held.dispatched(); // Connect is back for more: it sent everything returned before
         long now = clock.millis();
         if (now < backoffUntil) {
             extendLeasesWhileBackingOff(now);
@@ -163,65 +129,14 @@ public class OutboxRelayTask extends SourceTask {
             return null;
         }
         try {
-            if (!tableShareChecked) {
-                refuseATableSharedWithOtherSubscriptions();
-                tableShareChecked = true;
-            }
-            if (!wakeupChecked) {
-                if (config.connector().listenEnabled()
-                    && WakeupArming.available(dataSource, config.connector().table())) {
-                    wakeup = new WakeupCycle(new WakeupArming(dataSource, config.connector().table()),
-                        schedule::request);
-                }
-                wakeupChecked = true;
-            }
-            if (wakeup != null) {
-                wakeup.beforeClaim(now);
-            }
-            // first: whatever fails later in this pass, the rows this task holds keep their leases
-            maybeExtendLeases(now);
-            if (passBackoff.failures() > 0 || leasesToRecover) {
-                recoverLostLeases();
-            }
-            settle();
-            maintenance.run(now);
-            List<SourceRecord> out = new ArrayList<>();
-            ClaimSchedule.Due due = schedule.due(now, hasRoom());
-            if (due != null) {
-                claimInto(out, now, due);
-            }
-            // after the claim, which may fail: rows poisoned by settle() or the claim are described once
-            // this pass has nothing left to throw
-            out.addAll(failures.drainPoisonRecords(config.connector().poisonTopic()));
+            List<SourceRecord> out = pass(now);
             passBackoff.reset();
             reachedDatabase = true;
             if (!out.isEmpty()) {
                 return out;
             }
         } catch (SQLException e) {
-            RuntimeException classified = PostgresErrorClassifier.classify(
-                "Outbox relay on table " + config.connector().quotedTable(), e);
-            if (!(classified instanceof RetriableException)) {
-                throw classified;
-            }
-            long startupRetryMs = config.connector().getLong(ConnectionConfigKeys.STARTUP_RETRY_MS);
-            if (!reachedDatabase && clock.millis() - startedAt > startupRetryMs) {
-                throw new ConnectException("Cannot reach PostgreSQL at "
-                    + DriverPropertyGuard.redact(config.connector().getString(
-                        ConnectionConfigKeys.URL)) + " since the task started " + (clock.millis() - startedAt) / 1000
-                    + " s ago: " + PostgresErrorClassifier.oneLine(e.getMessage()) + " (SQLState " + e.getSQLState() + "). Check connection.url,"
-                    + " the network and that the server accepts connections, then restart the task.", e);
-            }
-            long delay = passBackoff.nextDelayMs();
-            backoffUntil = clock.millis() + delay;
-            // the failed pass may have been the lease extension, or kept it from running: extend on the next
-            // pass that works rather than a whole period later, when leases of rows in flight may have lapsed
-            nextLeaseExtensionAt = 0;
-            // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's
-            // reconnect): claim again when the backoff ends instead of waiting for the next one or the sweep
-            schedule.request();
-            log.warn("{}; backing off {} ms (failure {} in a row)", classified.getMessage(), delay,
-                passBackoff.failures());
+            backOff(e);
             return null;
         }
         long idle = schedule.idleWaitMs(clock.millis(), hasRoom());
@@ -229,25 +144,80 @@ public class OutboxRelayTask extends SourceTask {
         return null;
     }
 
-
-
-    /** Fails the task, before it claims anything, when a running connector serves other subscriptions on the table. */
-    private void refuseATableSharedWithOtherSubscriptions() throws SQLException {
-        String conflict;
-        try (Connection c = dataSource.getConnection()) {
-            conflict = tableShare.conflict(c);
+    private List<SourceRecord> pass(long now) throws SQLException {
+        if (!firstPassDone) {
+            firstPass();
         }
+        if (wakeup != null) {
+            wakeup.beforeClaim(now);
+        }
+        // first: whatever fails later in this pass, the rows this task holds keep their leases
+        maybeExtendLeases(now);
+        if (passBackoff.failures() > 0 || leasesToRecover) {
+            recoverLostLeases();
+        }
+        settle();
+        maintenance.run(now);
+        List<SourceRecord> out = new ArrayList<>();
+        ClaimSchedule.Due due = schedule.due(now, hasRoom());
+        if (due != null) {
+            claimInto(out, now, due);
+        }
+        // after the claim, which may fail: rows poisoned by settle() or the claim are described once this
+        // pass has nothing left to throw
+        out.addAll(poisonRecords.drain());
+        return out;
+    }
+
+    /**
+     * Before the first claim: no running connector may serve other subscriptions on the table (their
+     * subscribers would lose the rows this task stamps), and the table's wake-up flag, if it has one.
+     */
+    private void firstPass() throws SQLException {
+        String conflict = store.tableShareConflict();
         if (conflict != null) {
             throw new ConnectException(conflict);
         }
+        WakeupCycle.Flag flag = config.connector().listenEnabled() ? store.wakeupFlag() : null;
+        if (flag != null) {
+            wakeup = new WakeupCycle(flag, schedule::request);
+        }
+        firstPassDone = true;
+    }
+
+    private void backOff(SQLException e) {
+        RuntimeException classified = PostgresErrorClassifier.classify(
+            "Outbox relay on table " + config.connector().quotedTable(), e);
+        if (!(classified instanceof RetriableException)) {
+            throw classified;
+        }
+        long sinceStart = clock.millis() - startedAt;
+        if (!reachedDatabase && sinceStart > config.connector().getLong(ConnectionConfigKeys.STARTUP_RETRY_MS)) {
+            throw new ConnectException("Cannot reach PostgreSQL at "
+                + DriverPropertyGuard.redact(config.connector().getString(ConnectionConfigKeys.URL))
+                + " since the task started " + sinceStart / 1000 + " s ago: "
+                + PostgresErrorClassifier.oneLine(e.getMessage()) + " (SQLState " + e.getSQLState()
+                + "). Check connection.url, the network and that the server accepts connections, then restart"
+                + " the task.", e);
+        }
+        long delay = passBackoff.nextDelayMs();
+        backoffUntil = clock.millis() + delay;
+        // the failed pass may have been the lease extension, or kept it from running: extend on the next pass
+        // that works rather than a whole period later, when leases of rows in flight may have lapsed
+        nextLeaseExtensionAt = 0;
+        // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's reconnect):
+        // claim again when the backoff ends instead of waiting for the next one or the sweep
+        schedule.request();
+        log.warn("{}; backing off {} ms (failure {} in a row)", classified.getMessage(), delay,
+            passBackoff.failures());
     }
 
     private boolean hasRoom() {
-        return tracker.inFlightCount() < claimSizer.next() * config.connector().maxInflightBatches();
+        return held.inFlightCount() < claimSizer.next() * config.connector().maxInflightBatches();
     }
 
     private void takeBackPreviousIncarnations() throws SQLException {
-        int taken = claimer.releasePreviousIncarnations();
+        int taken = store.takeBackPreviousIncarnations();
         if (taken > 0) {
             log.info("Took back {} rows this task had leased before it restarted; they are retried one by one",
                 taken);
@@ -263,30 +233,27 @@ public class OutboxRelayTask extends SourceTask {
             takeBackPreviousIncarnations();
             leasesToRecover = false;
         }
-        if (!neverHandedOut.isEmpty()) {
-            long[] seqs = neverHandedOut.stream().mapToLong(Long::longValue).toArray();
-            int[] givebacks = new int[seqs.length];
-            Arrays.fill(givebacks, 1);
-            claimer.releaseNow(seqs, givebacks);
-            neverHandedOut.clear();
+        List<OutboxStore.Release> lost = held.claimsLostToGiveBack();
+        if (!lost.isEmpty()) {
+            store.release(lost);
+            held.claimsLostGivenBack();
         }
         // the attempt of a lost claim's rows is given back (a flapping database must not push good rows
         // towards poisoning), but once per row: rows whose claims keep losing their result keep counting
-        if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
-            attemptReturned.clear();
+        List<OutboxStore.TakenBack> takenBack = store.takeBackUnknownLeases(held.seqs(), held.attemptReturnedOnce());
+        for (OutboxStore.TakenBack row : takenBack) {
+            held.attemptReturned(row.seq());
+            String reason = rules.unreadPastLimit(row.seq(), row.attempts());
+            if (reason != null) {
+                held.poisonLater(row.seq(), reason);
+            }
         }
-        List<OutboxClaimer.Released> released = claimer.releaseUnknownLeases(heldSeqs(),
-            attemptReturned.stream().mapToLong(Long::longValue).toArray());
-        for (OutboxClaimer.Released r : released) {
-            attemptReturned.add(r.seq());
-            failures.poisonIfUnreadPastLimit(r.seq(), r.attempts());
-        }
-        if (!released.isEmpty()) {
+        if (!takenBack.isEmpty()) {
             log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
-                released.size());
+                takenBack.size());
             schedule.checkSuspectsBy(clock.millis());
         }
-        failures.flushPoison();
+        writePoisonings();
     }
 
     private void claimInto(List<SourceRecord> out, long now, ClaimSchedule.Due due) throws SQLException {
@@ -297,16 +264,15 @@ public class OutboxRelayTask extends SourceTask {
         List<ClaimedRow> accepted = new ArrayList<>();
         try {
             if (due.suspects()) {
-                claimed.addAll(claimer.claim(false, 1));
+                claimed.addAll(store.claim(false, 1));
                 metrics.retried(claimed.size());
-                failures.retryTimesPassed(now);
             }
             boolean suspectFound = !claimed.isEmpty();
             int batchSize = claimSizer.next();
-            List<ClaimedRow> fresh = claimer.claim(true, batchSize);
+            List<ClaimedRow> fresh = store.claim(true, batchSize);
             claimSizer.claimed(fresh.size());
             metrics.claimSize(claimSizer.next(), batchSize);
-            schedule.claimed(now, due, fresh.size() == batchSize, suspectFound, failures.nextRetryAt());
+            schedule.claimed(now, due, fresh.size() == batchSize, suspectFound);
             claimed.addAll(fresh);
             if (wakeup != null) {
                 wakeup.afterClaim(claimed.size(), fresh.size() == batchSize, now);
@@ -317,68 +283,82 @@ public class OutboxRelayTask extends SourceTask {
             metrics.claimed(claimed.size(), clock.millis() - now);
             metrics.leaseExpired((int) claimed.stream().filter(ClaimedRow::leaseExpired).count());
             for (ClaimedRow row : claimed) {
-                String reason = failures.rejectBeforeProducing(row);
+                String reason = rules.beforeProducing(row);
                 if (reason != null) {
-                    failures.poisonLater(row, reason);
+                    held.poisonLater(row.seq(), reason);
                 } else {
                     accepted.add(row);
                 }
             }
-            // before any row is tracked: if the poison write fails, nothing of this claim counts as in flight
-            // (no row held, and its lease extended, for records Connect never got)
-            failures.flushPoison();
+            // before any row is handed out: if the poison write fails, nothing of this claim is in flight
+            writePoisonings();
         } catch (SQLException e) {
-            // these rows are leased and their attempt counted, but none reached Connect: after the backoff
-            // recoverLostLeases gives them back with that attempt returned (rows to poison stay held until
-            // their poisoning commits)
-            claimed.stream().filter(row -> !failures.poisonPending(row.seq()))
-                .forEach(row -> neverHandedOut.add(row.seq()));
+            // leased, attempt counted, none reached Connect: recoverLostLeases gives them back after the
+            // backoff with that attempt returned (rows to poison stay held until their poisoning commits)
+            held.claimLost(claimed);
             throw e;
         }
         List<PendingRow> deliverable = new ArrayList<>(accepted.size());
         for (ClaimedRow row : accepted) {
             PendingRow pending = factory.pending(row);
-            pending.markHandedOut();
-            awaitingDispatch.add(pending.seq());
-            tracker.track(pending);
+            held.handOut(pending);
             deliverable.add(pending);
         }
         factory.records(deliverable, out);
     }
 
-    /** Stamps rows whose records were all acknowledged; releases or poisons rows that failed. */
+    /**
+     * Writes what settled: failed rows are poisoned at their last attempt and otherwise released with a
+     * backoff, acknowledged rows are stamped. Whatever fails, the rows stay held and are written again.
+     */
     private void settle() throws SQLException {
-        List<PendingRow> done = tracker.drainSettled();
-        if (done.isEmpty() && unstamped.isEmpty() && !failures.hasPendingWrites()) {
+        long now = clock.millis();
+        for (PendingRow row : held.settle()) {
+            String poison = rules.poisonAfterFailure(row);
+            if (poison != null) {
+                held.poisonLater(row.seq(), poison);
+            } else {
+                long delay = rules.retryDelayMs(row);
+                held.releaseLater(row, delay);
+                log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
+                    row.seq(), row.row().id(), row.row().attempts(), rules.maxAttempts(), row.failure(), delay);
+            }
+        }
+        if (!held.hasWritesDue()) {
             return;
         }
-        // acknowledged rows stay in 'unstamped' until their stamp commits: whatever fails below (the
-        // release of failed rows, the stamp itself), they are held and stamped after the backoff
-        List<PendingRow> failed = new ArrayList<>();
-        for (PendingRow row : done) {
-            (row.failed() ? failed : unstamped).add(row);
+        writePoisonings();
+        List<OutboxStore.Release> releases = held.releasesToWrite();
+        if (!releases.isEmpty()) {
+            store.release(releases);
+            held.releasesWritten();
+            releases.forEach(r -> schedule.retryAt(now + r.delayMs()));
+            metrics.failed(releases.size());
         }
-        if (!failed.isEmpty() || failures.hasPendingWrites()) {
-            // on failure the handler keeps (and holds) the rows it could not poison or release, and writes
-            // them again on the next pass
-            failures.handleFailed(failed, clock.millis());
-            schedule.checkSuspectsBy(failures.nextRetryAt());
+        List<OutboxStore.Stamp> stamps = held.stampsToWrite();
+        if (!stamps.isEmpty()) {
+            long start = clock.millis();
+            int stamped = store.stamp(stamps);
+            held.stamped();
+            metrics.stamped(stamped, clock.millis() - start);
         }
-        if (unstamped.isEmpty()) {
+    }
+
+    /** Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. */
+    private void writePoisonings() throws SQLException {
+        List<OutboxStore.Poison> poisons = held.poisonsToWrite();
+        if (poisons.isEmpty()) {
             return;
         }
-        long[] seqs = new long[unstamped.size()];
-        String[] fanouts = new String[unstamped.size()];
-        String[] ids = new String[unstamped.size()];
-        for (int i = 0; i < seqs.length; i++) {
-            seqs[i] = unstamped.get(i).seq();
-            fanouts[i] = unstamped.get(i).fanoutJson();
-            ids[i] = unstamped.get(i).row().id();
+        List<PoisonedRow> poisoned = store.poison(poisons);
+        held.poisonsWritten();
+        for (PoisonedRow p : poisoned) {
+            log.error("Poisoned outbox row seq={} id={} type={} after {} attempts: {}. It is left out of every"
+                + " claim; SELECT events_requeue({}) puts it back in line.", p.seq(), p.id(), p.type(),
+                p.attempts(), p.reason(), p.seq());
         }
-        long start = clock.millis();
-        int stamped = claimer.stamp(seqs, fanouts, ids);
-        unstamped.clear();
-        metrics.stamped(stamped, clock.millis() - start);
+        metrics.poisoned(poisoned.size());
+        poisonRecords.add(poisoned);
     }
 
     private void maybeExtendLeases(long now) throws SQLException {
@@ -386,16 +366,16 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
-        if (tracker.inFlightCount() == 0 && unstamped.isEmpty() && !failures.hasPendingWrites()) {
-            return;
+        List<Long> seqs = held.seqs();
+        if (!seqs.isEmpty()) {
+            store.extend(seqs);
         }
-        claimer.extendLeases(heldSeqs());
     }
 
     /**
-     * A backoff may outlast the lease (its cap is not tied to it): the rows this task holds (records in
-     * flight, acknowledged rows whose stamp failed) keep their leases through it, or another claimer could
-     * take rows this task will still stamp. A failure here only logs; the backoff goes on.
+     * A backoff may outlast the lease (its cap is not tied to it): the rows this task holds keep their
+     * leases through it, or another claimer could take rows this task will still stamp. A failure here only
+     * logs; the backoff goes on.
      */
     private void extendLeasesWhileBackingOff(long now) {
         try {
@@ -406,15 +386,6 @@ public class OutboxRelayTask extends SourceTask {
         }
     }
 
-    /**
-     * Rows this task holds: in flight, acknowledged but not yet stamped (a stamp failed), and failed rows
-     * whose poisoning or release has not committed yet.
-     */
-    private long[] heldSeqs() {
-        return LongStream.concat(Stream.concat(tracker.inFlight().stream(), unstamped.stream())
-            .mapToLong(PendingRow::seq), failures.heldSeqs()).toArray();
-    }
-
     private long leaseExtensionPeriodMs() {
         return Math.max(500, config.connector().lease().toMillis() / 3);
     }
@@ -422,28 +393,35 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
         if (record instanceof OutboxRecord r) {
-            tracker.onCommit(r, metadata);
+            held.acknowledged(r, metadata);
         }
     }
 
+    /**
+     * Writes what settled, then releases every row still in flight at once ({@link HeldRows#inFlightAtStop}
+     * says which keep their attempt). Their next owner delivers them again: a consumer may see them twice.
+     */
     @Override
     public void stop() {
         if (config == null) {
             return;
         }
-        if (listener != null) {
-            listener.close();
-        }
         metricsRegistry.close();
         try {
             settle();
-            failures.releaseOnStop(tracker.inFlight(), awaitingDispatch);
-            tracker.clear();
+            List<OutboxStore.Release> inFlight = held.inFlightAtStop();
+            if (!inFlight.isEmpty()) {
+                store.release(inFlight);
+                log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
+                    + " of them, from the last batch Connect may not have sent, keep their attempt)", inFlight.size(),
+                    inFlight.stream().filter(r -> !r.returnAttempt()).count());
+            }
+            held.clearInFlight();
         } catch (SQLException e) {
             log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",
                 e.getMessage(), config.connector().lease().toMillis());
         } finally {
-            dataSource.close();
+            backend.close();
         }
         log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());
     }

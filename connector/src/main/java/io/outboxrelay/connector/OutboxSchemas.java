@@ -12,7 +12,7 @@ public final class OutboxSchemas {
     /** Value of a subscriber record: {@code io.outboxrelay.OutboxEvent}. */
     public static final Schema EVENT_VALUE = OutboxRecordFactory.VALUE_SCHEMA;
     /** Value of a record on {@code outbox.poison.topic}: {@code io.outboxrelay.OutboxPoison}. */
-    public static final Schema POISON_VALUE = RelayFailureHandler.POISON_SCHEMA;
+    public static final Schema POISON_VALUE = PoisonRecords.POISON_SCHEMA;
 
     private OutboxSchemas() {
     }

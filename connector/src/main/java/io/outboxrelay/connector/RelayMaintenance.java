@@ -1,12 +1,7 @@
 package io.outboxrelay.connector;
 
-import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.common.PostgresErrorClassifier;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,12 +13,8 @@ final class RelayMaintenance {
     private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
     static final long BACKLOG_INTERVAL_MS = 10_000;
     static final int RETENTION_BATCH = 1_000;
-    private static final NamedSql SQL = NamedSql.load(RelayMaintenance.class, "outbox-relay.sql");
-
-    private final DataSource dataSource;
-    private final String backlogSql;
+    private final OutboxStore store;
     private final boolean tableWideTask;
-    private final String retentionSql;
     private final long retentionMs;
     private final long retentionIntervalMs;
     private final RelayMetrics metrics;
@@ -31,11 +22,9 @@ final class RelayMaintenance {
     private long nextRetentionAt;
     private boolean retentionDenied;
 
-    RelayMaintenance(DataSource dataSource, String quotedTable, long retentionMs, long retentionIntervalMs,
-                     boolean tableWideTask, RelayMetrics metrics) {
-        this.dataSource = dataSource;
-        this.backlogSql = SQL.forTable("Backlog", quotedTable);
-        this.retentionSql = SQL.forTable("DeleteRetained", quotedTable);
+    RelayMaintenance(OutboxStore store, long retentionMs, long retentionIntervalMs, boolean tableWideTask,
+                     RelayMetrics metrics) {
+        this.store = store;
         // one task of the connector does the table-wide work: the backlog gauges and retention
         this.tableWideTask = tableWideTask;
         this.retentionMs = tableWideTask ? retentionMs : 0;
@@ -74,18 +63,13 @@ final class RelayMaintenance {
     }
 
     private void probeBacklog() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql);
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            metrics.backlog(rs.getLong(1), rs.getLong(2));
-        }
+        OutboxStore.Backlog backlog = store.backlog();
+        metrics.backlog(backlog.rows(), backlog.oldestAgeMs());
     }
 
     private int deleteRetainedBatch() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(retentionSql)) {
-            ps.setLong(1, retentionMs);
-            ps.setInt(2, RETENTION_BATCH);
-            int deleted = ps.executeUpdate();
+        try {
+            int deleted = store.deleteRetained(retentionMs, RETENTION_BATCH);
             if (deleted > 0) {
                 metrics.retained(deleted);
                 log.debug("Retention deleted {} fanned rows older than {} ms", deleted, retentionMs);

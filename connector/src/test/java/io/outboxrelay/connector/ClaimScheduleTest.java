@@ -13,7 +13,7 @@ class ClaimScheduleTest {
         ClaimSchedule s = new ClaimSchedule(now, SWEEP, POLL, true);
         ClaimSchedule.Due first = s.due(now, true);
         assertThat(first).isNotNull(); // the start-up claim
-        s.claimed(now, first, false, false, Long.MAX_VALUE);
+        s.claimed(now, first, false, false);
         return s;
     }
 
@@ -30,7 +30,7 @@ class ClaimScheduleTest {
         s.request();
         ClaimSchedule.Due due = s.due(1_100, true);
         assertThat(due).isNotNull();
-        s.claimed(1_100, due, false, false, Long.MAX_VALUE);
+        s.claimed(1_100, due, false, false);
         assertThat(s.due(1_200, true)).isNull();
     }
 
@@ -58,7 +58,7 @@ class ClaimScheduleTest {
         ClaimSchedule s = settled(1_000);
         s.request();
         ClaimSchedule.Due due = s.due(1_100, true);
-        s.claimed(1_100, due, true, false, Long.MAX_VALUE);
+        s.claimed(1_100, due, true, false);
         assertThat(s.due(1_101, true)).isNotNull();
     }
 
@@ -70,7 +70,7 @@ class ClaimScheduleTest {
         ClaimSchedule.Due due = s.due(5_000, true);
         assertThat(due).isNotNull();
         assertThat(due.suspects()).isTrue();
-        s.claimed(5_000, due, false, true, Long.MAX_VALUE);
+        s.claimed(5_000, due, false, true);
         assertThat(s.due(5_000, true)).as("one came back: look again, they are retried one per claim").isNotNull();
     }
 
@@ -78,7 +78,7 @@ class ClaimScheduleTest {
     void withoutListenAClaimFallsDueEveryPollInterval() {
         ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
         ClaimSchedule.Due first = s.due(1_000, true);
-        s.claimed(1_000, first, false, false, Long.MAX_VALUE);
+        s.claimed(1_000, first, false, false);
         assertThat(s.due(1_999, true)).isNull();
         assertThat(s.due(2_000, true)).isNotNull();
     }
@@ -86,7 +86,7 @@ class ClaimScheduleTest {
     @Test
     void withoutListenAnIdleTaskWakesWhenTheNextPollIsDue() {
         ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
-        s.claimed(1_000, s.due(1_000, true), false, false, Long.MAX_VALUE);
+        s.claimed(1_000, s.due(1_000, true), false, false);
         assertThat(s.idleWaitMs(1_990, true)).isEqualTo(10);
     }
 

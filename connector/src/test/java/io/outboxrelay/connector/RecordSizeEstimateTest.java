@@ -26,7 +26,7 @@ class RecordSizeEstimateTest {
 
     private static ClaimedRow row(String payload, String[] headerKeys, String[] headerValues) {
         return new ClaimedRow(7, "0b7a3c52-6f6c-4d2e-9a51-3f1f0d8e2a11", "supplier.connected", "supplier:42", payload,
-            1_000L, 1, null, OutboxClaimer.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
+            1_000L, 1, null, JdbcOutboxStore.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
             headerValues, false);
     }
 

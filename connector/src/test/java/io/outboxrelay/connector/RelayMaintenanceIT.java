@@ -25,6 +25,10 @@ class RelayMaintenanceIT {
         pool.close();
     }
 
+    private static OutboxStore store() {
+        return new JdbcOutboxStore(pool, "events", "\"events\"", "maintenance-0", "1", 1, 0, 60_000, "", null);
+    }
+
     @Test
     void retentionDeletesOnlyOldFannedRowsAndTheBacklogCountsWaitingRows() {
         db.execute("TRUNCATE events RESTART IDENTITY");
@@ -36,7 +40,7 @@ class RelayMaintenanceIT {
         db.execute("UPDATE events SET occurred_at = now() - interval '5 hours' WHERE seq > 2310"); // waiting, old
 
         RelayMetrics metrics = new RelayMetrics();
-        RelayMaintenance maintenance = new RelayMaintenance(pool, "\"events\"", 3_600_000, 60_000, true, metrics);
+        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics);
         maintenance.run(0);             // first batch of 1000, and the backlog
         maintenance.run(1);             // a full batch: continues at once
         maintenance.run(2);
@@ -66,7 +70,7 @@ class RelayMaintenanceIT {
             """);
         try {
             RelayMetrics metrics = new RelayMetrics();
-            RelayMaintenance maintenance = new RelayMaintenance(pool, "\"events\"", 3_600_000, 60_000, true, metrics);
+            RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics);
             maintenance.run(0); // must not throw: the pass that called it goes on to claim and stamp
             assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
 
@@ -86,7 +90,7 @@ class RelayMaintenanceIT {
         db.insertEvents(10, 1, "t.a");
         db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'");
         RelayMetrics metrics = new RelayMetrics();
-        new RelayMaintenance(pool, "\"events\"", 60_000, 60_000, false, metrics).run(0);
+        new RelayMaintenance(store(), 60_000, 60_000, false, metrics).run(0);
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
         assertThat(metrics.backlog.get()).as("not read: task 0 publishes the table-wide gauges").isEqualTo(-1);
     }

@@ -83,7 +83,8 @@ class WakeupArmingIT {
     }
 
     private static List<ClaimedRow> claim() throws SQLException {
-        return new OutboxClaimer(pool, "\"events\"", "wakeup-0", "1", 1, 0, 60_000, "").claim(true, 100);
+        return new JdbcOutboxStore(pool, "events", "\"events\"", "wakeup-0", "1", 1, 0, 60_000, "", null)
+            .claim(true, 100);
     }
 
     @Test

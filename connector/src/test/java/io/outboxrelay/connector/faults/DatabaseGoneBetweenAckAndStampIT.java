@@ -164,6 +164,7 @@ class DatabaseGoneBetweenAckAndStampIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions(name);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
         cfg.put("outbox.batch.size", Integer.toString(ROWS));
+        cfg.put("outbox.batch.max.size", Integer.toString(ROWS));
         cfg.put("outbox.lease.ms", Long.toString(leaseMs));
         TestConnect.cluster().configureConnector(name, cfg);
         FaultScenarios.insertEvents(db, ROWS, 5);

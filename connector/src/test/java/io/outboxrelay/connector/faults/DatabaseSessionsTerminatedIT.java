@@ -41,6 +41,7 @@ class DatabaseSessionsTerminatedIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
+        cfg.put("outbox.batch.max.size", Integer.toString(BATCH)); // the duplicate bound: max size x in flight
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
 

@@ -72,6 +72,7 @@ class PostgresStoppedImmediatelyIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions(connector);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
+        cfg.put("outbox.batch.max.size", Integer.toString(BATCH)); // the duplicate bound: max size x in flight
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
         cfg.put("connection.synchronous.commit", synchronousCommit);
         TestConnect.cluster().configureConnector(connector, cfg);

@@ -79,6 +79,7 @@ class RandomFaultSoakIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
+        cfg.put("outbox.batch.max.size", Integer.toString(BATCH)); // the duplicate bound: max size x in flight
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
         cfg.put("outbox.sweep.interval.ms", "5000");
         worker.configureConnector(CONNECTOR, cfg);

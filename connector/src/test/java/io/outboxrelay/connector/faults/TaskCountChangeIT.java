@@ -44,6 +44,7 @@ class TaskCountChangeIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
+        cfg.put("outbox.batch.max.size", Integer.toString(BATCH)); // the duplicate bound: max size x in flight
         cfg.put("outbox.max.inflight.batches", "2");
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
 

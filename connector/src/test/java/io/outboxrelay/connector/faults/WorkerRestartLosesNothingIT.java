@@ -100,6 +100,7 @@ class WorkerRestartLosesNothingIT {
         List<Subscription> subscriptions = FaultScenarios.subscriptions("faults-" + name);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));
+        cfg.put("outbox.batch.max.size", Integer.toString(BATCH)); // the duplicate bound: max size x in flight
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
         String connector = "faults-" + name;
         worker.configureConnector(connector, cfg);

@@ -255,6 +255,7 @@ class RelayFailureHandlingIT {
         db.insertEvents(50, 5, "order.created");
         Map<String, String> cfg = ordersConfig(db, "slow-acks");
         cfg.put("outbox.batch.size", "20");
+        cfg.put("outbox.batch.max.size", "20"); // claims of a fixed size: exactly two batches in flight
         cfg.put("outbox.max.inflight.batches", "2");
         cfg.put("producer.override.linger.ms", "120000");
         cfg.put("producer.override.batch.size", "1000000");

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * never exceeds its batch, a crashed claimer's rows come back when the lease expires, and a restarted
  * task takes its own leases back at once.
  */
-class OutboxClaimerIT {
+class JdbcOutboxStoreIT {
     private static TestDatabase db;
     private static HikariDataSource pool;
 
@@ -47,9 +47,9 @@ class OutboxClaimerIT {
     private static int incarnations;
 
     /** A new incarnation of the task {@code owner}, as a task start makes one. */
-    private static OutboxClaimer claimer(String owner, long leaseMs) {
-        return new OutboxClaimer(pool, "\"events\"", owner, String.format("%08x", ++incarnations), 1, 0, leaseMs,
-            "outbox_events_fanned");
+    private static JdbcOutboxStore claimer(String owner, long leaseMs) {
+        return new JdbcOutboxStore(pool, "events", "\"events\"", owner, String.format("%08x", ++incarnations), 1, 0, leaseMs,
+            "outbox_events_fanned", null);
     }
 
     @Test
@@ -60,7 +60,7 @@ class OutboxClaimerIT {
         ExecutorService pool4 = Executors.newFixedThreadPool(4);
         List<Future<Integer>> maxBatch = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
-            OutboxClaimer c = claimer("claimer-" + t, 60_000);
+            JdbcOutboxStore c = claimer("claimer-" + t, 60_000);
             maxBatch.add(pool4.submit(() -> {
                 int largest = 0;
                 while (true) {
@@ -90,10 +90,10 @@ class OutboxClaimerIT {
     @Test
     void aCrashedClaimersRowsAreClaimedAgainOnceTheLeaseExpires() throws Exception {
         db.insertEvents(3, 3, "t.a");
-        OutboxClaimer crashed = claimer("crashed-0", 1_000);
+        JdbcOutboxStore crashed = claimer("crashed-0", 1_000);
         assertThat(crashed.claim(true, 10)).hasSize(3); // and then it dies without stamping
 
-        OutboxClaimer survivor = claimer("survivor-0", 60_000);
+        JdbcOutboxStore survivor = claimer("survivor-0", 60_000);
         assertThat(survivor.claim(true, 10)).isEmpty();
         assertThat(survivor.claim(false, 1)).as("leases still valid").isEmpty();
 
@@ -109,7 +109,7 @@ class OutboxClaimerIT {
     @Test
     void aRestartedTaskTakesItsEarlierIncarnationsLeasesBackAtOnceAndNoOneElses() throws Exception {
         db.insertEvents(4, 4, "t.a");
-        OutboxClaimer before = claimer("relay-0", 600_000);
+        JdbcOutboxStore before = claimer("relay-0", 600_000);
         List<ClaimedRow> leasedBefore = before.claim(true, 10);
         assertThat(leasedBefore).hasSize(4);
         // other tasks' leases: another task, a connector whose name extends this task's owner (leasing as this
@@ -123,8 +123,8 @@ class OutboxClaimerIT {
         db.execute("UPDATE events SET lease_owner = 'relay-0', lease_until = now() + interval '10 minutes', "
             + "attempts = 1 WHERE seq = (SELECT max(seq) FROM events)");
 
-        OutboxClaimer restarted = claimer("relay-0", 600_000);
-        assertThat(restarted.releasePreviousIncarnations()).isEqualTo(5);
+        JdbcOutboxStore restarted = claimer("relay-0", 600_000);
+        assertThat(restarted.takeBackPreviousIncarnations()).isEqualTo(5);
         List<ClaimedRow> again = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             again.addAll(restarted.claim(false, 1)); // attempted before: retried one by one
@@ -135,9 +135,8 @@ class OutboxClaimerIT {
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'relay-0#ab-3'")).isEqualTo(1);
 
         // its own leases stay; the earlier incarnation, still stopping, can no longer release them
-        assertThat(restarted.releasePreviousIncarnations()).isZero();
-        long[] seqs = leasedBefore.stream().mapToLong(ClaimedRow::seq).toArray();
-        before.releaseNow(seqs, new int[seqs.length]);
+        assertThat(restarted.takeBackPreviousIncarnations()).isZero();
+        before.release(leasedBefore.stream().map(r -> OutboxStore.Release.now(r.seq(), false)).toList());
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = ?", restarted.owner()))
             .isEqualTo(5);
     }
@@ -145,16 +144,16 @@ class OutboxClaimerIT {
     @Test
     void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturnedOnce() throws Exception {
         db.insertEvents(3, 3, "t.a");
-        OutboxClaimer task = claimer("lost-0", 600_000);
+        JdbcOutboxStore task = claimer("lost-0", 600_000);
         List<ClaimedRow> held = task.claim(true, 1);
         long heldSeq = held.get(0).seq();
         assertThat(task.claim(true, 10)).as("committed, but the task never saw this result").hasSize(2);
         db.insertEvents(1, 1, "t.a");
-        OutboxClaimer nextIncarnation = claimer("lost-0", 600_000);
+        JdbcOutboxStore nextIncarnation = claimer("lost-0", 600_000);
         assertThat(nextIncarnation.claim(true, 10)).hasSize(1);
 
-        List<Long> released = task.releaseUnknownLeases(new long[] {heldSeq}, new long[0]).stream()
-            .map(OutboxClaimer.Released::seq).toList();
+        List<Long> released = task.takeBackUnknownLeases(List.of(heldSeq), List.of()).stream()
+            .map(OutboxStore.TakenBack::seq).toList();
         assertThat(released).hasSize(2).doesNotContain(heldSeq);
         List<ClaimedRow> again = task.claim(true, 10);
         assertThat(again).as("never attempted as far as Connect is concerned: fresh, in one batch").hasSize(2);
@@ -165,9 +164,8 @@ class OutboxClaimerIT {
             .as("another incarnation's lease is untouched").isEqualTo(1);
 
         // lost a second time: rows whose attempt came back once keep it, and are retried alone
-        long[] keep = released.stream().mapToLong(Long::longValue).toArray();
-        assertThat(task.releaseUnknownLeases(new long[] {heldSeq}, keep))
-            .extracting(OutboxClaimer.Released::attempts).containsOnly(1);
+        assertThat(task.takeBackUnknownLeases(List.of(heldSeq), released))
+            .extracting(OutboxStore.TakenBack::attempts).containsOnly(1);
         assertThat(task.claim(true, 10)).isEmpty();
         assertThat(task.claim(false, 1)).singleElement().extracting(ClaimedRow::attempts).isEqualTo(2);
     }
@@ -175,12 +173,11 @@ class OutboxClaimerIT {
     @Test
     void theStampSkipsRowsAlreadyStampedAndNotifiesReceipts() throws Exception {
         db.insertEvents(2, 2, "t.a");
-        OutboxClaimer c = claimer("stamp-0", 60_000);
+        JdbcOutboxStore c = claimer("stamp-0", 60_000);
         List<ClaimedRow> rows = c.claim(true, 10);
-        long[] seqs = rows.stream().mapToLong(ClaimedRow::seq).toArray();
-        String[] ids = rows.stream().map(ClaimedRow::id).toArray(String[]::new);
-        assertThat(c.stamp(seqs, new String[] {"{}", "{}"}, ids)).isEqualTo(2);
-        assertThat(c.stamp(seqs, new String[] {"{\"x\":1}", "{\"x\":1}"}, ids)).isZero();
+        assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{}", r.id())).toList())).isEqualTo(2);
+        assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{\"x\":1}", r.id())).toList()))
+            .isZero();
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
     }
 

@@ -8,12 +8,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The rejection rules applied to a claimed row before any of its records is produced, as pure logic. */
-class RelayFailureHandlerTest {
+class RejectionRulesTest {
     private static final OutboxSourceConnectorConfig CONFIG = new OutboxSourceConnectorConfig(Map.of(
         "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks"));
 
-    private static final RelayFailureHandler HANDLER = new RelayFailureHandler(null, CONFIG, new Backoff(1, 2),
-        new RelayMetrics());
+    private static final RejectionRules RULES = new RejectionRules(CONFIG, new Backoff(1, 2));
 
     private static ClaimedRow rowWithHeader(String key) {
         return new ClaimedRow(12, "id-12", "order.created", "order:1", "{}", 0L, 1, null, 2, "object",
@@ -23,13 +22,13 @@ class RelayFailureHandlerTest {
     @ParameterizedTest
     @ValueSource(strings = {"event.id", "event.type", "subscription"})
     void aRowWhoseHeadersSetAHeaderTheRelayWritesIsRejectedWithTheFix(String reserved) {
-        assertThat(HANDLER.rejectBeforeProducing(rowWithHeader(reserved)))
+        assertThat(RULES.beforeProducing(rowWithHeader(reserved)))
             .contains("'" + reserved + "'").contains("SELECT events_requeue(12)");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"event.source", "Event.ID", "x-subscription"})
     void otherHeaderNamesPass(String key) {
-        assertThat(HANDLER.rejectBeforeProducing(rowWithHeader(key))).isNull();
+        assertThat(RULES.beforeProducing(rowWithHeader(key))).isNull();
     }
 }

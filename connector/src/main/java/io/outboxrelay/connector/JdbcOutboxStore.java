@@ -1,0 +1,271 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.NamedSql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * {@link OutboxStore} on PostgreSQL: the named statements of {@code outbox-relay.sql}, bound by name. One
+ * instance per task incarnation; its lease owner names the connector, the task and the incarnation
+ * ({@code <connector>-<task>#<incarnation>}), so that a task restarted while its previous incarnation is
+ * still stopping can neither have its leases released by that one nor release them.
+ */
+final class JdbcOutboxStore implements OutboxStore {
+    /** NOTIFY payloads must stay under 8000 bytes; 36-char ids plus a comma each. */
+    static final int RECEIPT_IDS_PER_NOTIFY = 200;
+
+    private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
+
+    private final DataSource dataSource;
+    private final String table;
+    private final String taskOwner;
+    private final String owner;
+    private final int taskCount;
+    private final int taskIndex;
+    private final long leaseMs;
+    private final String fannedChannel;
+    private final SharedTableGuard tableShare;
+    private final NamedSql.Bindable claimSql;
+    private final NamedSql.Bindable stampSql;
+    private final NamedSql.Bindable notifySql;
+    private final NamedSql.Bindable releaseSql;
+    private final NamedSql.Bindable poisonSql;
+    private final NamedSql.Bindable extendSql;
+    private final NamedSql.Bindable takeBackUnknownSql;
+    private final NamedSql.Bindable takeBackPreviousSql;
+    private final NamedSql.Bindable backlogSql;
+    private final NamedSql.Bindable retainedSql;
+
+    /**
+     * @param table       the table as configured ({@code outbox.table}); its flag is {@code <table>_wakeup}
+     * @param taskOwner   {@code <connector>-<task id>}, the same for every incarnation of the task
+     * @param incarnation tells this start of the task from earlier ones; lowercase hex
+     * @param tableShare  what this connector announces and checks about the table's other connectors
+     */
+    JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, String taskOwner, String incarnation,
+                    int taskCount, int taskIndex, long leaseMs, String fannedChannel, SharedTableGuard tableShare) {
+        if (!incarnation.matches("[0-9a-f]+")) {
+            throw new IllegalArgumentException("incarnation must be lowercase hex: " + incarnation);
+        }
+        this.dataSource = dataSource;
+        this.table = table;
+        this.taskOwner = taskOwner;
+        this.owner = taskOwner + "#" + incarnation;
+        this.taskCount = taskCount;
+        this.taskIndex = taskIndex;
+        this.leaseMs = leaseMs;
+        this.fannedChannel = fannedChannel;
+        this.tableShare = tableShare;
+        this.claimSql = SQL.bindable("ClaimRows", quotedTable);
+        this.stampSql = SQL.bindable("StampFannedOut", quotedTable);
+        this.notifySql = SQL.bindable("Notify", quotedTable);
+        this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable);
+        this.poisonSql = SQL.bindable("PoisonRows", quotedTable);
+        this.extendSql = SQL.bindable("ExtendLeases", quotedTable);
+        this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable);
+        this.takeBackPreviousSql = SQL.bindable("ReleasePreviousIncarnations", quotedTable);
+        this.backlogSql = SQL.bindable("Backlog", quotedTable);
+        this.retainedSql = SQL.bindable("DeleteRetained", quotedTable);
+    }
+
+    @Override
+    public String owner() {
+        return owner;
+    }
+
+    @Override
+    public List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql.sql())) {
+            claimSql.set(ps, "fresh", fresh);
+            claimSql.set(ps, "task_count", taskCount);
+            claimSql.set(ps, "task_index", taskIndex);
+            claimSql.set(ps, "limit", limit);
+            claimSql.set(ps, "owner", owner);
+            claimSql.set(ps, "lease_ms", leaseMs);
+            List<ClaimedRow> rows = new ArrayList<>(limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String payload = rs.getString(5);
+                    HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
+                    rows.add(new ClaimedRow(
+                        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
+                        rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), utf8Length(payload),
+                        headers.type(), headers.keys(), headers.values(), rs.getBoolean(10)));
+                }
+            }
+            return rows;
+        }
+    }
+
+    /** Stamps in one statement and, in the same transaction, NOTIFYs the ids: a receipt is sent exactly when the stamp is visible. */
+    @Override
+    public int stamp(List<Stamp> rows) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                int stamped;
+                try (PreparedStatement ps = c.prepareStatement(stampSql.sql())) {
+                    stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
+                    stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
+                    stamped = ps.executeUpdate();
+                }
+                if (!fannedChannel.isEmpty() && stamped > 0) {
+                    notifyReceipts(c, rows.stream().map(Stamp::id).toList());
+                }
+                c.commit();
+                return stamped;
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(c);
+                throw e;
+            }
+            // the pool restores auto-commit when the connection is returned
+        }
+    }
+
+    private void notifyReceipts(Connection c, List<String> ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(notifySql.sql())) {
+            for (int from = 0; from < ids.size(); from += RECEIPT_IDS_PER_NOTIFY) {
+                List<String> chunk = ids.subList(from, Math.min(ids.size(), from + RECEIPT_IDS_PER_NOTIFY));
+                notifySql.set(ps, "channel", fannedChannel);
+                notifySql.set(ps, "payload", String.join(",", chunk));
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
+    static int utf8Length(String s) {
+        int n = s.length();
+        int i = 0;
+        while (i < n && s.charAt(i) < 0x80) {
+            i++; // the common case, ASCII JSON: one byte per char, a loop the JIT keeps tight
+        }
+        int bytes = i;
+        for (; i < n; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                bytes++;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
+    }
+
+    @Override
+    public void release(List<Release> rows) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql.sql())) {
+            releaseSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Release::seq).toArray()));
+            releaseSql.set(ps, "givebacks", c.createArrayOf("int4",
+                rows.stream().map(r -> r.returnAttempt() ? 1 : 0).toArray()));
+            releaseSql.set(ps, "delays_ms", c.createArrayOf("bigint", rows.stream().map(Release::delayMs).toArray()));
+            releaseSql.set(ps, "errors", c.createArrayOf("text", rows.stream().map(Release::error).toArray()));
+            releaseSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public List<PoisonedRow> poison(List<Poison> rows) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql.sql())) {
+            poisonSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Poison::seq).toArray()));
+            poisonSql.set(ps, "reasons", c.createArrayOf("text", rows.stream().map(Poison::reason).toArray()));
+            List<PoisonedRow> out = new ArrayList<>(rows.size());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new PoisonedRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        rs.getInt(5), rs.getTimestamp(6).getTime(), rs.getTimestamp(7).getTime(), rs.getString(8)));
+                }
+            }
+            return out;
+        }
+    }
+
+    @Override
+    public void extend(Collection<Long> seqs) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(extendSql.sql())) {
+            extendSql.set(ps, "lease_ms", leaseMs);
+            extendSql.set(ps, "seqs", c.createArrayOf("bigint", seqs.toArray()));
+            extendSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public int takeBackPreviousIncarnations() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(takeBackPreviousSql.sql())) {
+            takeBackPreviousSql.set(ps, "task", taskOwner);
+            takeBackPreviousSql.set(ps, "owner", owner);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public List<TakenBack> takeBackUnknownLeases(Collection<Long> held, Collection<Long> keepAttempt)
+        throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(takeBackUnknownSql.sql())) {
+            takeBackUnknownSql.set(ps, "keep_attempt", c.createArrayOf("bigint", keepAttempt.toArray()));
+            takeBackUnknownSql.set(ps, "owner", owner);
+            takeBackUnknownSql.set(ps, "held", c.createArrayOf("bigint", held.toArray()));
+            List<TakenBack> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new TakenBack(rs.getLong(1), rs.getInt(2)));
+                }
+            }
+            return out;
+        }
+    }
+
+    @Override
+    public Backlog backlog() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql.sql());
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new Backlog(rs.getLong(1), rs.getLong(2));
+        }
+    }
+
+    @Override
+    public int deleteRetained(long retentionMs, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(retainedSql.sql())) {
+            retainedSql.set(ps, "retention_ms", retentionMs);
+            retainedSql.set(ps, "limit", limit);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public String tableShareConflict() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return tableShare.conflict(c);
+        }
+    }
+
+    @Override
+    public WakeupCycle.Flag wakeupFlag() throws SQLException {
+        return WakeupArming.available(dataSource, table) ? new WakeupArming(dataSource, table) : null;
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the connection is broken; the pool discards it and the caller reports the first error
+        }
+    }
+}

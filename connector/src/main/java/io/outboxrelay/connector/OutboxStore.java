@@ -1,0 +1,77 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Everything a relay task does to the outbox table, one method per row-state edge (docs/row-lifecycle.md):
+ * claim, stamp, release, poison, extend, take back; plus the table-wide reads of housekeeping. The
+ * PostgreSQL implementation is {@link JdbcOutboxStore}; unit tests of the relay loop use an in-memory one.
+ */
+interface OutboxStore {
+    /** This incarnation's lease owner, {@code <connector>-<task>#<incarnation>}. */
+    String owner();
+
+    /** pending -> leased: up to {@code limit} rows, fresh (never attempted) or attempted before; the lease commits. */
+    List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException;
+
+    /** leased -> fanned out, with the receipt NOTIFY in the same transaction; returns how many rows it stamped. */
+    int stamp(List<Stamp> rows) throws SQLException;
+
+    /** leased -> pending: the lease cleared, the attempt returned or not, the next claim delayed or not. */
+    void release(List<Release> rows) throws SQLException;
+
+    /** pending or leased -> poisoned; returns the rows this call poisoned. */
+    List<PoisonedRow> poison(List<Poison> rows) throws SQLException;
+
+    /** leased -> leased: renews the leases of rows this incarnation holds. */
+    void extend(Collection<Long> seqs) throws SQLException;
+
+    /** leased by an earlier incarnation of this task -> pending, attempt kept; returns how many. */
+    int takeBackPreviousIncarnations() throws SQLException;
+
+    /**
+     * leased by this incarnation, but not in {@code held} -> pending: rows of a claim whose result was
+     * lost with the connection. Their attempt is returned, except for the rows in {@code keepAttempt}.
+     */
+    List<TakenBack> takeBackUnknownLeases(Collection<Long> held, Collection<Long> keepAttempt) throws SQLException;
+
+    /** Rows waiting to be fanned out, and the age of the oldest (table-wide). */
+    Backlog backlog() throws SQLException;
+
+    /** Deletes up to {@code limit} fanned rows older than {@code retentionMs}; returns how many. */
+    int deleteRetained(long retentionMs, int limit) throws SQLException;
+
+    /** Why this connector must not relay the table (another running connector serves other subscriptions), or null. */
+    String tableShareConflict() throws SQLException;
+
+    /** The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert). */
+    WakeupCycle.Flag wakeupFlag() throws SQLException;
+
+    /** An acknowledged row to stamp: its {@code fanout} object and its event id (for the receipt). */
+    record Stamp(long seq, String fanout, String id) {
+    }
+
+    /**
+     * A row to give back: {@code returnAttempt} when none of its records failed the task, {@code delayMs}
+     * before the next claim (0: at once) and the error to keep in {@code last_error} (null: keep the old).
+     */
+    record Release(long seq, boolean returnAttempt, long delayMs, String error) {
+        static Release now(long seq, boolean returnAttempt) {
+            return new Release(seq, returnAttempt, 0, null);
+        }
+    }
+
+    /** A row to poison, with the reason operators read in {@code last_error}. */
+    record Poison(long seq, String reason) {
+    }
+
+    /** A row {@link #takeBackUnknownLeases} gave back, with its attempts after that. */
+    record TakenBack(long seq, int attempts) {
+    }
+
+    /** Rows waiting (capped count) and the age of the oldest in ms (0 when none). */
+    record Backlog(long rows, long oldestAgeMs) {
+    }
+}

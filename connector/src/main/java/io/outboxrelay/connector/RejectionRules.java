@@ -1,0 +1,93 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.Backoff;
+
+/**
+ * Which rows must not be produced, and what becomes of a row whose records failed: the rules alone, as
+ * pure logic. A row is poisoned when it was claimed more than {@code outbox.max.attempts} times, when
+ * its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
+ * would exceed {@code outbox.max.record.bytes}; a failed row is poisoned at its last attempt and otherwise
+ * released with a backoff that doubles with its attempts.
+ */
+final class RejectionRules {
+    private final OutboxSourceConnectorConfig config;
+    private final Backoff backoff;
+
+    RejectionRules(OutboxSourceConnectorConfig config, Backoff backoff) {
+        this.config = config;
+        this.backoff = backoff;
+    }
+
+    /** Why this claimed row must not be produced, or null when it may be. */
+    String beforeProducing(ClaimedRow row) {
+        if (row.attempts() > config.maxAttempts()) {
+            return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
+                + (row.lastError() == null ? "" : "; last error: " + row.lastError());
+        }
+        if (row.headersType() != null && !"object".equals(row.headersType())) {
+            return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
+                + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
+        }
+        String reserved = reservedHeader(row);
+        if (reserved != null) {
+            return "headers sets '" + reserved + "', a header the relay itself writes on every record "
+                + OutboxRecordFactory.RESERVED_HEADERS + "; the writer's value would let consumers be misled about"
+                + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
+                + " events_requeue(" + row.seq() + ")";
+        }
+        int bytes = row.estimatedRecordBytes();
+        if (bytes > config.maxRecordBytes()) {
+            return "record of about " + bytes + " bytes once converted (payload " + row.payloadBytes()
+                + " bytes) exceeds outbox.max.record.bytes=" + config.maxRecordBytes()
+                + "; shrink the payload, or raise outbox.max.record.bytes together with the producer's"
+                + " max.request.size and the topic's max.message.bytes, then SELECT events_requeue("
+                + row.seq() + ")";
+        }
+        return null;
+    }
+
+    private static String reservedHeader(ClaimedRow row) {
+        if (row.headerKeys() != null) {
+            for (String key : row.headerKeys()) {
+                if (OutboxRecordFactory.RESERVED_HEADERS.contains(key)) {
+                    return key;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Why a row given back after a lost claim result must be poisoned, or null: it passed the attempt
+     * limit, and is never read, so {@link #beforeProducing} never sees it.
+     */
+    String unreadPastLimit(long seq, int attempts) {
+        if (attempts <= config.maxAttempts()) {
+            return null;
+        }
+        return claimedTooOften(attempts) + "; the result of its last claim was lost with the database connection;"
+            + " SELECT events_requeue(" + seq + ") once the connection is sound";
+    }
+
+    private String claimedTooOften(int attempts) {
+        return "claimed " + attempts + " times without being fanned out (outbox.max.attempts=" + config.maxAttempts()
+            + ")";
+    }
+
+    /** Why a row whose records failed is poisoned now (its last attempt), or null when it is retried. */
+    String poisonAfterFailure(PendingRow row) {
+        if (row.row().attempts() < config.maxAttempts()) {
+            return null;
+        }
+        return row.failure() + " (attempt " + row.row().attempts() + " of " + config.maxAttempts() + ")";
+    }
+
+    /** How long a failed row waits before it is claimed again: doubling with its attempts. */
+    long retryDelayMs(PendingRow row) {
+        return backoff.delayForAttempt(row.row().attempts());
+    }
+
+    int maxAttempts() {
+        return config.maxAttempts();
+    }
+}

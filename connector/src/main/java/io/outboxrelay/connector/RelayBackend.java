@@ -1,0 +1,61 @@
+package io.outboxrelay.connector;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionConfigKeys;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.common.PostgresListener;
+
+/**
+ * What a relay task opens when it starts: the outbox table's store and, with LISTEN on, the session that
+ * wakes it. In PostgreSQL, {@link #postgres}; unit tests of the relay loop open an in-memory one.
+ */
+interface RelayBackend extends AutoCloseable {
+    OutboxStore store();
+
+    @Override
+    void close();
+
+    /** Opens a backend for one incarnation of a task. */
+    interface Factory {
+        RelayBackend open(OutboxSourceTaskConfig config, String incarnation, Runnable onNotify, Runnable onListening);
+    }
+
+    /**
+     * A pool of two sessions and, with LISTEN on, a LISTEN session; every session announces the
+     * connector, its table and its subscriptions in {@code application_name} ({@link SharedTableGuard}).
+     */
+    static RelayBackend postgres(OutboxSourceTaskConfig config, String incarnation, Runnable onNotify,
+                                 Runnable onListening) {
+        OutboxSourceConnectorConfig connector = config.connector();
+        String owner = config.leaseOwner();
+        SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
+            connector.subscriptions());
+        ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
+        HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
+        OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), owner, incarnation,
+            config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(), connector.fannedChannel(),
+            tableShare);
+        PostgresListener listener = null;
+        if (connector.listenEnabled()) {
+            listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,
+                "outbox-relay-listen-" + owner);
+            listener.start();
+        }
+        PostgresListener listening = listener;
+        return new RelayBackend() {
+            @Override
+            public OutboxStore store() {
+                return store;
+            }
+
+            @Override
+            public void close() {
+                if (listening != null) {
+                    listening.close();
+                }
+                pool.close();
+            }
+        };
+    }
+}
