@@ -5,7 +5,9 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The same DDL as versioned migrations: schemas/migrations/ (README "Upgrading").
+-- trigger are replaced. The three blocks below are, to the letter, the versioned migrations
+-- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql and V3__outbox_operator_sql.sql, which
+-- Flyway and Liquibase users apply instead (README "Upgrading"); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
 --   pending  (fanned_out_at NULL, poisoned_at NULL, lease free)
@@ -38,17 +40,17 @@ SET outbox_relay.notify_channel = :'channel';
 
 DO $outbox$
 DECLARE
-  configured text := current_setting('outbox_relay.outbox_table');
-  ch text := current_setting('outbox_relay.notify_channel');
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
   dot int := position('.' IN configured);
   s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
   n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
-  tbl text;
+  tbl text := format('%I.%I', s, n);
 BEGIN
-  IF s IS NULL OR s = '' OR n = '' OR ch = '' THEN
-    RAISE EXCEPTION 'outbox.sql: table % (schema %) or channel % is empty', configured, s, ch;
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
   END IF;
-  tbl := format('%I.%I', s, n);
   EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', s);
 
   EXECUTE format($ddl$
@@ -88,31 +90,12 @@ BEGIN
   EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s (seq) WHERE poisoned_at IS NOT NULL',
     n || '_poisoned_idx', tbl);
 
-  -- The wake-up flag: 1 while a relay task waits for a NOTIFY, 0 while every task is busy. A sequence,
-  -- because sequences are not transactional: a writer reads the flag as it is at that moment, whatever
-  -- its transaction's snapshot, and sees a task's arming at once. The trigger below NOTIFYs only while the
-  -- flag is 1, and clears it: PostgreSQL orders notifying commits with one database-wide lock held through
-  -- the commit's flush, so a NOTIFY per commit would serialize the application's durable commits; a busy
-  -- relay costs writers no NOTIFY at all. The relay finds it as <outbox.table>_wakeup. How a task arms it
-  -- without missing a row: README "Wake-up".
-  EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I.%I AS smallint MINVALUE 0 MAXVALUE 1 START WITH 0 NO CYCLE',
-    s, n || '_wakeup');
-
-  -- One statement-level trigger per inserting statement. It runs as its owner (writers need no grant on
-  -- the flag) with a fixed search_path, and finds the flag next to the table it fires on. A table without
-  -- its flag (made by an older outbox.sql) gets a NOTIFY on every insert, as before.
+  -- One NOTIFY per inserting statement (not per row) wakes every relay task (V2 makes it conditional).
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
-    DECLARE
-      flag regclass := to_regclass(format('%%I.%%I', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_wakeup'));
+    LANGUAGE plpgsql AS $fn$
     BEGIN
-      IF flag IS NULL THEN
-        PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
-      ELSIF pg_sequence_last_value(flag) = 1 THEN
-        PERFORM setval(flag, 0, true);
-        PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
-      END IF;
+      PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
       RETURN NULL;
     END;
     $fn$
@@ -142,6 +125,77 @@ BEGIN
     $fn$
   $ddl$, s, n || '_requeue', tbl, ch);
 
+  -- Least privilege: the connector needs USAGE on the schema, SELECT and UPDATE on the outbox and on its
+  -- wake-up flag (V2; LISTEN and NOTIFY need no grant). Create a login role in this group, e.g.
+  --   CREATE ROLE relay LOGIN PASSWORD '...' IN ROLE outbox_relay;
+  -- With outbox.retention.ms set, also: GRANT DELETE ON <table> TO outbox_relay;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_relay') THEN
+    CREATE ROLE outbox_relay NOLOGIN;
+  END IF;
+  EXECUTE format('GRANT USAGE ON SCHEMA %I TO outbox_relay', s);
+  EXECUTE format('GRANT SELECT, UPDATE ON %s TO outbox_relay', tbl);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  -- The wake-up flag: 1 while a relay task waits for a NOTIFY, 0 while every task is busy. A sequence,
+  -- because sequences are not transactional: a writer reads the flag as it is at that moment, whatever
+  -- its transaction's snapshot, and sees a task's arming at once. The trigger below NOTIFYs only while the
+  -- flag is 1, and clears it: PostgreSQL orders notifying commits with one database-wide lock held through
+  -- the commit's flush, so a NOTIFY per commit would serialize the application's durable commits; a busy
+  -- relay costs writers no NOTIFY at all. The relay finds it as <outbox.table>_wakeup. How a task arms it
+  -- without missing a row: README "Wake-up".
+  EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I.%I AS smallint MINVALUE 0 MAXVALUE 1 START WITH 0 NO CYCLE',
+    s, n || '_wakeup');
+  EXECUTE format('GRANT SELECT, UPDATE ON SEQUENCE %I.%I TO outbox_relay', s, n || '_wakeup');
+
+  -- One statement-level trigger per inserting statement. It runs as its owner (writers need no grant on
+  -- the flag) with a fixed search_path, and finds the flag next to the table it fires on. A table without
+  -- its flag (made by an older outbox.sql) gets a NOTIFY on every insert, as before.
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+    DECLARE
+      flag regclass := to_regclass(format('%%I.%%I', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_wakeup'));
+    BEGIN
+      IF flag IS NULL THEN
+        PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+      ELSIF pg_sequence_last_value(flag) = 1 THEN
+        PERFORM setval(flag, 0, true);
+        PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+      END IF;
+      RETURN NULL;
+    END;
+    $fn$
+  $ddl$, s, n || '_notify');
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
   -- The same in bulk: every poisoned row whose type matches the LIKE pattern and that was poisoned in
   -- [poisoned_from, poisoned_to) (NULL: unbounded) goes back in line, the relay is woken once, and the
   -- seqs come back. Usage: SELECT * FROM events_requeue_matching('order.%', now() - interval '1 hour', NULL);
@@ -181,16 +235,5 @@ BEGIN
       FROM %3$s
      WHERE poisoned_at IS NOT NULL AND fanned_out_at IS NULL
   $ddl$, s, n || '_poisoned', tbl);
-
-  -- Least privilege: the connector needs USAGE on the schema, SELECT and UPDATE on the outbox and on its
-  -- wake-up flag (LISTEN and NOTIFY need no grant). Create a login role in this group, e.g.
-  --   CREATE ROLE relay LOGIN PASSWORD '...' IN ROLE outbox_relay;
-  -- With outbox.retention.ms set, also: GRANT DELETE ON <table> TO outbox_relay;
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_relay') THEN
-    CREATE ROLE outbox_relay NOLOGIN;
-  END IF;
-  EXECUTE format('GRANT USAGE ON SCHEMA %I TO outbox_relay', s);
-  EXECUTE format('GRANT SELECT, UPDATE ON %s TO outbox_relay', tbl);
-  EXECUTE format('GRANT SELECT, UPDATE ON SEQUENCE %I.%I TO outbox_relay', s, n || '_wakeup');
 END;
 $outbox$;
