@@ -1,8 +1,8 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.common.PsqlScript;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -166,11 +166,7 @@ final class BenchPostgres implements AutoCloseable {
         }
 
         void runScript(Path file) {
-            try {
-                execute(Files.readString(file));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            execute(PsqlScript.render(file, Map.of()));
         }
 
         void execute(String sql) {

@@ -1,9 +1,9 @@
 package io.outboxrelay.writer;
 
+import io.outboxrelay.common.PsqlScript;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -34,7 +35,7 @@ final class TestOutbox implements AutoCloseable {
     static TestOutbox start() {
         try {
             TestOutbox db = new TestOutbox(EmbeddedPostgres.builder().setServerConfig("fsync", "off").start());
-            db.execute(Files.readString(schemaFile(), StandardCharsets.UTF_8));
+            db.execute(PsqlScript.render(schemaFile(), Map.of()));
             return db;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

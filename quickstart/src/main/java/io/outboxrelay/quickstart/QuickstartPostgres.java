@@ -1,9 +1,8 @@
 package io.outboxrelay.quickstart;
 
+import io.outboxrelay.common.PsqlScript;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A throw-away PostgreSQL 17 server (zonky's embedded binaries) with the project's schema files applied
@@ -53,9 +53,7 @@ final class QuickstartPostgres implements AutoCloseable {
         for (String file : List.of("outbox.sql", "mentions.sql")) {
             Path path = home.resolve("schemas").resolve("sql").resolve(file);
             try {
-                execute(Files.readString(path));
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + path, e);
+                execute(PsqlScript.render(path, Map.of()));
             } catch (SQLException e) {
                 throw new IllegalStateException("applying " + path + " failed: " + e.getMessage(), e);
             }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outboxrelay.connector.OutboxSourceConnector;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +27,7 @@ class ConnectorValidationIT {
     private static final String SUFFIX = UUID.randomUUID().toString().substring(0, 8);
     private static final String NO_PRIVS_ROLE = "val_noprivs_" + SUFFIX;
     private static final String NO_SCHEMA_ROLE = "val_noschema_" + SUFFIX;
+    private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
     private static TestDatabase db;
 
     @BeforeAll
@@ -173,6 +175,82 @@ class ConnectorValidationIT {
 
         assertThat(error).contains("permission denied for schema locked").contains("42501")
             .doesNotContain("cannot connect");
+    }
+
+    /** A table copied from a short CREATE TABLE: the relay would wait for the sweep for every row. */
+    @Test
+    void aTableWithoutTheNotifyTriggerIsReportedOnTheChannelWithTheFix() {
+        db.execute("CREATE TABLE no_trigger_events (LIKE events INCLUDING ALL)");
+        Map<String, String> cfg = config();
+        cfg.put("outbox.table", "no_trigger_events");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.notify.channel");
+
+        assertThat(error).contains("\"no_trigger_events\" has no enabled INSERT trigger that NOTIFYs")
+            .contains("psql -v table=no_trigger_events -v channel=outbox_events -f schemas/sql/outbox.sql")
+            .contains("outbox.listen.enabled=false");
+
+        // controls: polling needs no trigger; the fix it names makes the table pass
+        cfg.put("outbox.listen.enabled", "false");
+        assertThat(errorCount(validate(cfg))).isZero();
+        cfg.remove("outbox.listen.enabled");
+        db.runScript(OUTBOX_SQL, Map.of("table", "no_trigger_events"));
+        assertThat(errorCount(validate(cfg))).as("after outbox.sql").isZero();
+    }
+
+    @Test
+    void aTriggerOnAnotherChannelIsReportedOnTheChannel() {
+        Map<String, String> cfg = config();
+        cfg.put("outbox.notify.channel", "elsewhere");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.notify.channel");
+
+        assertThat(error).contains("NOTIFYs from trigger events_notify_insert (channel 'outbox_events'),"
+            + " not on 'elsewhere'").contains("psql -v table=events -v channel=elsewhere");
+
+        // control: a table whose trigger was made for that channel passes
+        db.runScript(OUTBOX_SQL, Map.of("table", "elsewhere_events", "channel", "elsewhere"));
+        cfg.put("outbox.table", "elsewhere_events");
+        assertThat(errorCount(validate(cfg))).isZero();
+    }
+
+    @Test
+    void aTableWithoutThePartialClaimIndexIsReportedWithTheIndexToCreate() {
+        db.runScript(OUTBOX_SQL, Map.of("table", "no_index_events"));
+        // an index on seq with another predicate does not serve the claim
+        db.execute("DROP INDEX no_index_events_unfanned_idx;"
+            + " CREATE INDEX no_index_events_unfanned_only ON no_index_events (seq) WHERE fanned_out_at IS NULL");
+        Map<String, String> cfg = config();
+        cfg.put("outbox.table", "no_index_events");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.table");
+
+        String create = "CREATE INDEX CONCURRENTLY no_index_events_unfanned_idx ON \"no_index_events\" (seq)"
+            + " WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;";
+        assertThat(error).contains("no partial index for the relay's claim").endsWith(create);
+
+        // control: the statement it names, run as it is, is the fix
+        db.execute(create);
+        assertThat(errorCount(validate(cfg))).isZero();
+    }
+
+    @Test
+    void aTableWithFillfactor100IsAWarningInTheLogNotAnError() {
+        db.runScript(OUTBOX_SQL, Map.of("table", "packed_events"));
+        db.execute("ALTER TABLE packed_events RESET (fillfactor)");
+        Map<String, String> cfg = config();
+        String warning = "Table \"packed_events\" has fillfactor 100";
+
+        try (LogCapture capture = LogCapture.start()) {
+            cfg.put("outbox.table", "events");
+            assertThat(errorCount(validate(cfg))).isZero();
+            assertThat(capture.text()).as("fillfactor 50: no warning").doesNotContain("has fillfactor 100");
+
+            cfg.put("outbox.table", "packed_events");
+            assertThat(errorCount(validate(cfg))).isZero();
+            assertThat(capture.text()).contains(warning)
+                .contains("ALTER TABLE \"packed_events\" SET (fillfactor = 50)");
+        }
     }
 
     @Test

@@ -81,6 +81,8 @@ class HostileInputsIT {
     void aRelayOnAHostileNamedTableFansOutAndFailsClearlyWhenItIsGone() {
         // the name is a legal (quoted) identifier: a table can really be called that
         db.execute("CREATE TABLE \"events\"\"; DROP TABLE x; --\" (LIKE events INCLUDING ALL)");
+        db.execute("CREATE TRIGGER hostile_notify AFTER INSERT ON \"events\"\"; DROP TABLE x; --\""
+            + " FOR EACH STATEMENT EXECUTE FUNCTION events_notify('outbox_events')");
         Map<String, String> cfg = config(RUNS_ON_HOSTILE, "hostile-table-orders");
         cfg.put("outbox.table", HOSTILE);
         assertThat(WorkerRest.put("connectors/" + RUNS_ON_HOSTILE + "/config", cfg).status()).isEqualTo(201);

@@ -3,9 +3,7 @@ package io.outboxrelay.connector.integration;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresDataSources;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import io.outboxrelay.common.PsqlScript;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -49,12 +47,14 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
         return m;
     }
 
+    /** Applies a schema file as {@code psql -f file} would (its psql variables on their defaults). */
     public void runScript(Path file) {
-        try {
-            execute(Files.readString(file));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        runScript(file, Map.of());
+    }
+
+    /** Applies a schema file as {@code psql -v name=value ... -f file} would. */
+    public void runScript(Path file, Map<String, String> psqlVariables) {
+        execute(PsqlScript.render(file, psqlVariables));
     }
 
     /**

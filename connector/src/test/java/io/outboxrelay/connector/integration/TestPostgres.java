@@ -135,17 +135,22 @@ public final class TestPostgres {
 
     /** A new database named after the prefix, with every {@code schemas/sql/*.sql} file applied. */
     public TestDatabase createDatabase(String prefix) {
-        String name = (prefix.replaceAll("[^a-z0-9_]", "_") + "_" + DATABASES.incrementAndGet()).toLowerCase();
-        TestDatabase admin = new TestDatabase("postgres", server.jdbcUrl("postgres"), server.user(),
-            server.password());
-        admin.execute("CREATE DATABASE " + name);
-        TestDatabase db = new TestDatabase(name, server.jdbcUrl(name), server.user(), server.password());
+        TestDatabase db = createEmptyDatabase(prefix);
         db.runScript(schemaFile("outbox.sql"));
         Path mentions = schemaFile("mentions.sql");
         if (Files.exists(mentions)) {
             db.runScript(mentions);
         }
         return db;
+    }
+
+    /** A new database named after the prefix, with no schema file applied. */
+    public TestDatabase createEmptyDatabase(String prefix) {
+        String name = (prefix.replaceAll("[^a-z0-9_]", "_") + "_" + DATABASES.incrementAndGet()).toLowerCase();
+        TestDatabase admin = new TestDatabase("postgres", server.jdbcUrl("postgres"), server.user(),
+            server.password());
+        admin.execute("CREATE DATABASE " + name);
+        return new TestDatabase(name, server.jdbcUrl(name), server.user(), server.password());
     }
 
     /** A file under the repository's {@code schemas/sql}. */

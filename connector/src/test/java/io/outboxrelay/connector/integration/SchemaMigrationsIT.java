@@ -1,0 +1,120 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Map;
+import liquibase.Liquibase;
+import liquibase.database.Database;
+import liquibase.database.DatabaseFactory;
+import liquibase.database.jvm.JdbcConnection;
+import liquibase.resource.DirectoryResourceAccessor;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
+ * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
+ * V2 and V3 as README "Upgrading" says.
+ */
+class SchemaMigrationsIT {
+    private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
+    private static final Path MIGRATIONS = OUTBOX_SQL.getParent().getParent().resolve("migrations");
+    private static final Path FLYWAY = MIGRATIONS.resolve("flyway");
+    private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
+        "V3__outbox_operator_sql.sql");
+    private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
+    private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
+        + " SET outbox_relay.notify_channel = 'app_outbox'";
+
+    /** What a migration runs: the file from its first statement on (its header comment is its own). */
+    private static String body(String version) throws IOException {
+        String text = Files.readString(FLYWAY.resolve(version));
+        return text.substring(text.indexOf("DO $outbox$"));
+    }
+
+    @Test
+    void outboxSqlRunsTheMigrationsToTheLetterInOrder() throws IOException {
+        String outbox = Files.readString(OUTBOX_SQL);
+        int previous = -1;
+        for (String version : VERSIONS) {
+            int at = outbox.indexOf(body(version));
+            assertThat(at).as("%s in outbox.sql", version).isGreaterThan(previous);
+            previous = at;
+        }
+    }
+
+    private static List<String> madeByOutboxSql(String schema, Map<String, String> names) {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_reference");
+        db.runScript(OUTBOX_SQL, names);
+        return SchemaCatalog.of(db, schema);
+    }
+
+    @Test
+    void flywayMakesWhatOutboxSqlMakes() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_flyway");
+        Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
+            .locations("filesystem:" + FLYWAY).initSql(SET_NAMES).load().migrate();
+
+        assertThat(SchemaCatalog.of(db, "app")).isNotEmpty().isEqualTo(madeByOutboxSql("app", NAMES));
+        // and with no names given: the defaults
+        TestDatabase defaults = TestPostgres.get().createEmptyDatabase("migrations_flyway_defaults");
+        Flyway.configure().dataSource(defaults.jdbcUrl(), defaults.user(), defaults.password())
+            .locations("filesystem:" + FLYWAY).load().migrate();
+        assertThat(SchemaCatalog.of(defaults, "public")).filteredOn(l -> !l.contains("flyway_schema_history"))
+            .isEqualTo(madeByOutboxSql("public", Map.of()));
+    }
+
+    @Test
+    void aDatabaseOfTheReleaseUpgradesWithFlywayFromBaselineOne() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_upgrade");
+        db.execute(SET_NAMES + ";\n" + body("V1__outbox.sql")); // as outbox.sql of release 0.1.0 left it
+        db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'kept')");
+
+        // README "Upgrading": flyway baseline -baselineVersion=1 once, then flyway migrate
+        Flyway flyway = Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
+            .locations("filesystem:" + FLYWAY).initSql(SET_NAMES).baselineVersion("1").load();
+        flyway.baseline();
+        flyway.migrate();
+
+        assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
+            .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"));
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+        assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
+    }
+
+    private static void liquibaseUpdate(TestDatabase db) throws Exception {
+        try (Connection c = db.connect()) {
+            Database database = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(c));
+            Liquibase liquibase = new Liquibase("liquibase/outbox-changelog.xml",
+                new DirectoryResourceAccessor(MIGRATIONS), database);
+            liquibase.setChangeLogParameter("outbox_table", "app.events");
+            liquibase.setChangeLogParameter("outbox_channel", "app_outbox");
+            liquibase.update("");
+        }
+    }
+
+    @Test
+    void liquibaseMakesWhatOutboxSqlMakes() throws Exception {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_liquibase");
+        liquibaseUpdate(db);
+
+        assertThat(SchemaCatalog.of(db, "app")).isNotEmpty().isEqualTo(madeByOutboxSql("app", NAMES));
+    }
+
+    @Test
+    void aDatabaseOfTheReleaseUpgradesWithLiquibaseAsItIs() throws Exception {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_liquibase_upgrade");
+        db.execute(SET_NAMES + ";\n" + body("V1__outbox.sql"));
+        db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'kept')");
+
+        liquibaseUpdate(db);
+
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+        assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
+    }
+}

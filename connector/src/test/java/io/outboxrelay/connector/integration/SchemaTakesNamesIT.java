@@ -1,0 +1,130 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * schemas/sql/outbox.sql takes the table and the NOTIFY channel as psql variables: every object it makes
+ * follows them, real psql makes exactly what the tests' PsqlScript makes, and a relay configured with the
+ * same names is woken by that channel, both by inserts and by the requeue functions.
+ */
+class SchemaTakesNamesIT {
+    private static final String CONNECTOR = "schema-takes-names";
+    private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
+    private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
+
+    @Test
+    void everyObjectFollowsTheTableAndChannelItIsGiven() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_names");
+        db.runScript(OUTBOX_SQL, NAMES);
+
+        for (String relation : List.of("app.events", "app.events_wakeup", "app.events_pending", "app.events_poisoned",
+            "app.events_unfanned_idx", "app.events_poisoned_idx")) {
+            assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = to_regclass(?)", relation))
+                .as(relation).isOne();
+        }
+        assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE relname LIKE 'events%'"
+            + " AND relnamespace <> 'app'::regnamespace")).as("nothing outside the schema").isZero();
+        assertThat(db.query("SELECT seqtypid::regtype::text, seqmin, seqmax, seqstart FROM pg_sequence"
+            + " WHERE seqrelid = 'app.events_wakeup'::regclass")).containsExactly(List.of("smallint", 0L, 1L, 0L));
+        assertThat(db.query("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'app.events'::regclass"
+            + " AND NOT tgisinternal")).singleElement().asString()
+            .contains("AFTER INSERT ON app.events FOR EACH STATEMENT EXECUTE FUNCTION app.events_notify('app_outbox')");
+        assertThat(db.query("SELECT to_regprocedure('app.events_requeue(bigint)') IS NOT NULL,"
+            + " to_regprocedure('app.events_requeue_matching(text, timestamptz, timestamptz)') IS NOT NULL"))
+            .containsExactly(List.of(true, true));
+        assertThat(db.query("SELECT pg_get_indexdef('app.events_unfanned_idx'::regclass)")).singleElement().asString()
+            .contains("ON app.events USING btree (seq) WHERE ((fanned_out_at IS NULL) AND (poisoned_at IS NULL))");
+        assertThat(db.query("SELECT has_schema_privilege('outbox_relay', 'app', 'USAGE'),"
+            + " has_table_privilege('outbox_relay', 'app.events', 'SELECT, UPDATE'),"
+            + " has_sequence_privilege('outbox_relay', 'app.events_wakeup', 'SELECT, UPDATE'),"
+            + " (SELECT reloptions::text FROM pg_class WHERE oid = 'app.events'::regclass) LIKE '%fillfactor=50%'"))
+            .containsExactly(List.of(true, true, true, true));
+    }
+
+    @Test
+    void runningItAgainChangesNothing() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_rerun");
+        db.runScript(OUTBOX_SQL, NAMES);
+        List<String> once = SchemaCatalog.of(db, "app");
+        db.runScript(OUTBOX_SQL, NAMES);
+
+        assertThat(SchemaCatalog.of(db, "app")).isNotEmpty().isEqualTo(once);
+    }
+
+    /** The tests apply the file through PsqlScript; psql itself must make the very same objects. */
+    @Test
+    void realPsqlMakesWhatTheTestsMake() {
+        assumeTrue(SchemaCatalog.psqlAvailable(), "no psql on the PATH");
+        TestDatabase viaHelper = TestPostgres.get().createEmptyDatabase("schema_helper");
+        TestDatabase viaPsql = TestPostgres.get().createEmptyDatabase("schema_psql");
+        viaHelper.runScript(OUTBOX_SQL, NAMES);
+        SchemaCatalog.psql(viaPsql, OUTBOX_SQL, NAMES);
+        assertThat(SchemaCatalog.of(viaPsql, "app")).isNotEmpty().isEqualTo(SchemaCatalog.of(viaHelper, "app"));
+
+        // and without variables: the defaults, events and outbox_events in public
+        TestDatabase defaultsHelper = TestPostgres.get().createEmptyDatabase("schema_defaults_helper");
+        TestDatabase defaultsPsql = TestPostgres.get().createEmptyDatabase("schema_defaults_psql");
+        defaultsHelper.runScript(OUTBOX_SQL);
+        SchemaCatalog.psql(defaultsPsql, OUTBOX_SQL, Map.of());
+        List<String> defaults = SchemaCatalog.of(defaultsPsql, "public");
+        assertThat(defaults).isEqualTo(SchemaCatalog.of(defaultsHelper, "public"))
+            .anyMatch(l -> l.contains("EXECUTE FUNCTION events_notify('outbox_events')"));
+    }
+
+    @Test
+    void aRelayOnTheNamedTableIsWokenByItsChannelForInsertsAndRequeues() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_relay");
+        db.runScript(OUTBOX_SQL, NAMES);
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+        cfg.put("subscription.orders.topic", "schema-names-orders");
+        cfg.put("outbox.table", "app.events");
+        cfg.put("outbox.notify.channel", "app_outbox");
+        // ten minutes: within the test only a NOTIFY on app_outbox can make the relay claim
+        cfg.put("outbox.sweep.interval.ms", "600000");
+        TestConnect.cluster().configureConnector(CONNECTOR, cfg);
+        try {
+            awaitArmed(db);
+
+            db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'inserted')");
+            awaitFanned(db, "inserted");
+
+            long one = insertPoisoned(db, "requeued-one");
+            long bulk = insertPoisoned(db, "requeued-bulk");
+            awaitArmed(db);
+            assertThat(db.query("SELECT app.events_requeue(?)", one)).containsExactly(List.of(true));
+            awaitFanned(db, "requeued-one");
+            awaitArmed(db);
+            assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%', NULL, NULL)"))
+                .containsExactly(List.of(bulk));
+            awaitFanned(db, "requeued-bulk");
+
+            assertThat(TestConnect.consume(3, Duration.ofSeconds(20), "schema-names-orders"))
+                .extracting(r -> r.value().get("subject").asText())
+                .containsExactlyInAnyOrder("inserted", "requeued-one", "requeued-bulk");
+        } finally {
+            TestConnect.cluster().deleteConnector(CONNECTOR);
+        }
+    }
+
+    private static long insertPoisoned(TestDatabase db, String subject) {
+        return db.queryLong("INSERT INTO app.events(type, subject, attempts, poisoned_at, last_error)"
+            + " VALUES ('order.created', ?, 5, now(), 'broken downstream') RETURNING seq", subject);
+    }
+
+    private static void awaitArmed(TestDatabase db) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM app.events_wakeup") == 1);
+    }
+
+    private static void awaitFanned(TestDatabase db, String subject) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong(
+            "SELECT count(*) FROM app.events WHERE subject = ? AND fanned_out_at IS NOT NULL", subject) == 1);
+    }
+}
