@@ -152,7 +152,8 @@ final class ChildJvm {
             Path p = Path.of(entry).toAbsolutePath().normalize();
             String unix = p.toString().replace('\\', '/');
             boolean ownModule = p.startsWith(root) || unix.contains("/io/outboxrelay/");
-            boolean bundled = excludedJarNames.contains(p.getFileName().toString());
+            // Jackson stays: the worker needs its own (REST, JSON converter); the plugin loads its bundled copy in isolation
+            boolean bundled = excludedJarNames.contains(p.getFileName().toString()) && !unix.contains("/com/fasterxml/jackson/");
             boolean booter = p.getFileName().toString().startsWith("surefirebooter");
             if (!ownModule && !bundled && !booter) {
                 out.add(p.toString());

@@ -73,6 +73,16 @@ class PluginArchiveIT {
     }
 
     @Test
+    void libHoldsOurModulesAndTheirRuntimeLibrariesButNothingTheWorkerProvides() {
+        String lib = top + "/lib/";
+        List<String> jars = entries.keySet().stream().filter(n -> n.startsWith(lib) && n.endsWith(".jar"))
+            .map(n -> n.substring(lib.length()).replaceAll("-\\d[^/]*\\.jar$", "")).sorted().toList();
+        // jackson-core too: a plugin's class loader does not see the worker's Jackson
+        assertThat(jars).containsExactly("HikariCP", "jackson-core", "mention-recovery-task", "outbox-relay-common",
+            "outbox-relay-connector", "postgresql");
+    }
+
+    @Test
     void theManifestHasRealValuesAndNoEmptyFields() throws IOException {
         JsonNode m = new ObjectMapper().readTree(entries.get(top + "/manifest.json"));
         assertThat(m.path("name").asText()).isEqualTo(NAME);
