@@ -1,12 +1,11 @@
 package io.outboxrelay.writer;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,22 +33,11 @@ final class TestOutbox implements AutoCloseable {
     static TestOutbox start() {
         try {
             TestOutbox db = new TestOutbox(EmbeddedPostgres.builder().setServerConfig("fsync", "off").start());
-            db.execute(Files.readString(schemaFile(), StandardCharsets.UTF_8));
+            db.execute(Files.readString(ProjectFiles.schemaFile("outbox.sql"), StandardCharsets.UTF_8));
             return db;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** {@code schemas/sql/outbox.sql}, found by walking up from the working directory. */
-    static Path schemaFile() {
-        for (Path dir = Paths.get("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path candidate = dir.resolve("schemas/sql/outbox.sql");
-            if (Files.isRegularFile(candidate)) {
-                return candidate;
-            }
-        }
-        throw new IllegalStateException("schemas/sql/outbox.sql not found above " + Paths.get("").toAbsolutePath());
     }
 
     ConnectionSource connections() {

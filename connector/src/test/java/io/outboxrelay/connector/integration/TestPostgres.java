@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -140,23 +141,11 @@ public final class TestPostgres {
             server.password());
         admin.execute("CREATE DATABASE " + name);
         TestDatabase db = new TestDatabase(name, server.jdbcUrl(name), server.user(), server.password());
-        db.runScript(schemaFile("outbox.sql"));
-        Path mentions = schemaFile("mentions.sql");
+        db.runScript(ProjectFiles.schemaFile("outbox.sql"));
+        Path mentions = ProjectFiles.schemaFile("mentions.sql");
         if (Files.exists(mentions)) {
             db.runScript(mentions);
         }
         return db;
-    }
-
-    /** A file under the repository's {@code schemas/sql}. */
-    public static Path schemaFile(String name) {
-        Path here = Path.of("").toAbsolutePath();
-        for (Path p = here; p != null; p = p.getParent()) {
-            Path candidate = p.resolve("schemas").resolve("sql").resolve(name);
-            if (Files.isDirectory(p.resolve("schemas").resolve("sql"))) {
-                return candidate;
-            }
-        }
-        throw new IllegalStateException("schemas/sql not found above " + here);
     }
 }
