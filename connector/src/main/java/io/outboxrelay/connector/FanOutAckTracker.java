@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.Json;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -84,10 +85,20 @@ final class FanOutAckTracker {
     }
 
     static String delivered(RecordMetadata m) {
-        return "{\"topic\":\"" + m.topic() + "\",\"partition\":" + m.partition() + ",\"offset\":" + m.offset() + "}";
+        return Json.write(g -> {
+            g.writeStartObject();
+            g.writeStringField("topic", m.topic());
+            g.writeNumberField("partition", m.partition());
+            g.writeNumberField("offset", m.offset());
+            g.writeEndObject();
+        });
     }
 
     static String coalescedInto(long seq) {
-        return "{\"coalesced_into\":" + seq + "}";
+        return Json.write(g -> {
+            g.writeStartObject();
+            g.writeNumberField("coalesced_into", seq);
+            g.writeEndObject();
+        });
     }
 }

@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.Json;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -84,14 +85,13 @@ final class PendingRow {
 
     /** The JSON object stamped into {@code fanout}: one entry per subscription slot. */
     String fanoutJson() {
-        StringBuilder sb = new StringBuilder(32 + subscriptions.length * 64).append('{');
-        for (int i = 0; i < subscriptions.length; i++) {
-            if (i > 0) {
-                sb.append(',');
+        return Json.write(g -> {
+            g.writeStartObject();
+            for (int i = 0; i < subscriptions.length; i++) {
+                g.writeFieldName(subscriptions[i].name());
+                g.writeRawValue(outcomes.get(i)); // each outcome is JSON already, written by FanOutAckTracker
             }
-            // subscription names are validated to [A-Za-z0-9._-]: no escaping needed
-            sb.append('"').append(subscriptions[i].name()).append("\":").append(outcomes.get(i));
-        }
-        return sb.append('}').toString();
+            g.writeEndObject();
+        });
     }
 }

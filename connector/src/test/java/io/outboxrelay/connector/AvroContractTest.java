@@ -9,6 +9,7 @@ import io.outboxrelay.mentions.ChannelMember;
 import io.outboxrelay.mentions.RecoveredMentions;
 import io.outboxrelay.mentions.RoutedMention;
 import io.outboxrelay.mentions.UnroutedMessage;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -154,12 +155,6 @@ class AvroContractTest {
     }
 
     private static Path avroDir() {
-        Path start = Path.of("").toAbsolutePath();
-        for (Path p = start; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("schemas").resolve("avro"))) {
-                return p.resolve("schemas").resolve("avro");
-            }
-        }
-        throw new IllegalStateException("no schemas/avro at or above " + start);
+        return ProjectFiles.root().resolve("schemas").resolve("avro");
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -251,17 +252,6 @@ class ConfigExamplesTest {
     }
 
     private static Path examplesDir() {
-        return repoRoot().resolve("config-examples");
-    }
-
-    /** The repository root: the first directory at or above the working directory with config-examples/. */
-    static Path repoRoot() {
-        Path start = Path.of("").toAbsolutePath();
-        for (Path p = start; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("config-examples")) && Files.isDirectory(p.resolve("schemas"))) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("no config-examples/ at or above " + start);
+        return ProjectFiles.root().resolve("config-examples");
     }
 }

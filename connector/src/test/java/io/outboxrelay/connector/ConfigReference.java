@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,7 @@ public final class ConfigReference {
     }
 
     public static void main(String[] args) throws IOException {
-        Path target = args.length > 0 ? Path.of(args[0]) : repoRoot().resolve(FILE);
+        Path target = args.length > 0 ? Path.of(args[0]) : ProjectFiles.root().resolve(FILE);
         Files.createDirectories(target.getParent());
         Files.writeString(target, render());
         System.out.println("wrote " + target.toAbsolutePath().normalize());
@@ -96,15 +97,5 @@ public final class ConfigReference {
 
     private static String show(String text) {
         return text.replace(STAND_IN, "<name>");
-    }
-
-    private static Path repoRoot() {
-        Path start = Path.of("").toAbsolutePath();
-        for (Path p = start; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("connector")) && Files.isDirectory(p.resolve("schemas"))) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("no repository root (with connector/ and schemas/) at or above " + start);
     }
 }

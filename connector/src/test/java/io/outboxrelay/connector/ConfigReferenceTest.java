@@ -2,6 +2,7 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,12 +38,6 @@ class ConfigReferenceTest {
     }
 
     private static Path docsFile() {
-        Path start = Path.of("").toAbsolutePath();
-        for (Path p = start; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("connector")) && Files.isDirectory(p.resolve("schemas"))) {
-                return p.resolve(ConfigReference.FILE);
-            }
-        }
-        throw new IllegalStateException("no repository root at or above " + start);
+        return ProjectFiles.root().resolve(ConfigReference.FILE);
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -134,6 +135,6 @@ class DeploymentExamplesTest {
     }
 
     private static Path repo() {
-        return ConfigExamplesTest.repoRoot();
+        return ProjectFiles.root();
     }
 }

@@ -1,10 +1,14 @@
 package io.outboxrelay.mentions;
 
-import io.outboxrelay.common.JsonReader;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import io.outboxrelay.common.Json;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -24,6 +28,7 @@ public final class MentionGrammar {
     private static final Pattern MENTION =
         Pattern.compile("(?<![\\p{L}\\p{N}_])@([A-Za-z0-9][A-Za-z0-9_.\\-]*)");
     private static final Set<String> RESERVED = Set.of("all", "channel", "agents");
+    private static final String NOT_JSON = "blocks is not valid JSON: ";
 
     private MentionGrammar() {
     }
@@ -34,33 +39,72 @@ public final class MentionGrammar {
      * @throws MalformedBlocksException when the text is not a JSON array of block objects
      */
     public static List<String> handles(String blocksJson) {
-        Object parsed;
-        try {
-            parsed = JsonReader.parse(blocksJson);
-        } catch (IllegalArgumentException e) {
-            throw new MalformedBlocksException("blocks is not valid JSON: " + e.getMessage(), e);
-        }
-        if (!(parsed instanceof List<?> blocks)) {
-            throw new MalformedBlocksException("blocks is not a JSON array but " + kind(parsed));
+        if (blocksJson == null) {
+            throw new MalformedBlocksException(NOT_JSON + "JSON text is null");
         }
         Set<String> out = new LinkedHashSet<>();
-        for (int i = 0; i < blocks.size(); i++) {
-            if (!(blocks.get(i) instanceof Map<?, ?> block)) {
-                throw new MalformedBlocksException("block " + i + " is not a JSON object but " + kind(blocks.get(i)));
+        String fault;
+        try (JsonParser p = Json.FACTORY.createParser(blocksJson)) {
+            fault = read(p, out);
+            if (p.nextToken() != null) {
+                throw new MalformedBlocksException(NOT_JSON + "unexpected content after the JSON value");
             }
-            if (!"text".equals(block.get("type"))) {
-                continue;
-            }
-            Object text = block.get("text");
-            if (text == null) {
-                continue;
-            }
-            if (!(text instanceof String s)) {
-                throw new MalformedBlocksException("block " + i + " has a text that is not a string but " + kind(text));
-            }
-            collect(s, out);
+        } catch (JsonProcessingException e) {
+            // Jackson's own message may quote the text, which is private: give the position alone
+            throw new MalformedBlocksException(NOT_JSON + "malformed JSON at position " + e.getLocation().getCharOffset());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // reading a String cannot fail
+        }
+        if (fault != null) {
+            throw new MalformedBlocksException(fault);
         }
         return List.copyOf(out);
+    }
+
+    /**
+     * Reads the blocks into {@code out} and returns the first fault in them, or null. It parses on to the
+     * end after a fault, so text that is not JSON is reported as such wherever the fault is.
+     */
+    private static String read(JsonParser p, Set<String> out) throws IOException {
+        JsonToken t = p.nextToken();
+        if (t == null) {
+            throw new MalformedBlocksException(NOT_JSON + "no JSON value");
+        }
+        if (t != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return "blocks is not a JSON array but " + kind(t);
+        }
+        String fault = null;
+        for (int i = 0; (t = p.nextToken()) != JsonToken.END_ARRAY; i++) {
+            if (t != JsonToken.START_OBJECT) {
+                p.skipChildren();
+                fault = fault != null ? fault : "block " + i + " is not a JSON object but " + kind(t);
+                continue;
+            }
+            String type = null;
+            JsonToken text = null;
+            String textValue = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if ("type".equals(name)) {
+                    type = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                } else if ("text".equals(name)) {
+                    text = value;
+                    textValue = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                }
+                p.skipChildren();
+            }
+            if (fault != null || !"text".equals(type) || text == null || text == JsonToken.VALUE_NULL) {
+                continue;
+            }
+            if (textValue == null) {
+                fault = "block " + i + " has a text that is not a string but " + kind(text);
+            } else {
+                collect(textValue, out);
+            }
+        }
+        return fault;
     }
 
     /** The handles mentioned in one plain text, in first-seen order (no JSON involved). */
@@ -87,22 +131,14 @@ public final class MentionGrammar {
         }
     }
 
-    private static String kind(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        if (value instanceof Map) {
-            return "an object";
-        }
-        if (value instanceof List) {
-            return "an array";
-        }
-        if (value instanceof String) {
-            return "a string";
-        }
-        if (value instanceof Boolean) {
-            return "a boolean";
-        }
-        return "a number";
+    private static String kind(JsonToken value) {
+        return switch (value) {
+            case START_OBJECT -> "an object";
+            case START_ARRAY -> "an array";
+            case VALUE_STRING -> "a string";
+            case VALUE_TRUE, VALUE_FALSE -> "a boolean";
+            case VALUE_NULL -> "null";
+            default -> "a number";
+        };
     }
 }

@@ -13,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.mentions.MentionStore.OwedRow;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -73,7 +74,7 @@ class JdbcMentionStoreIT {
 
     @Test
     void appliesTheSchemaAgainWithoutError() throws SQLException {
-        SqlScript.run(owner, SqlScript.schemaFile("mentions.sql"));
+        SqlScript.run(owner, ProjectFiles.schemaFile("mentions.sql"));
 
         assertThat(queryLong(owner, "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_mentions_unrouted_idx'"))
             .isEqualTo(1);

@@ -6,6 +6,7 @@ import static io.outboxrelay.mentions.PostgresFixture.queryLong;
 import static io.outboxrelay.mentions.PostgresFixture.routedAt;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -45,7 +46,7 @@ class MarkerMigrationIT {
     }
 
     private static void migrate(Connection c) throws SQLException {
-        SqlScript.run(c, SqlScript.schemaFile("mentions-add-marker-migration.sql"));
+        SqlScript.run(c, ProjectFiles.schemaFile("mentions-add-marker-migration.sql"));
     }
 
     @Test

@@ -121,4 +121,26 @@ class MentionGrammarTest {
             .isInstanceOf(MalformedBlocksException.class)
             .message().doesNotContain("secret");
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"[\"@bob\", oops]", "[{\"type\":\"text\",\"text\":1}] x", "", "[{\"a\" 1}]", "[1,]"})
+    void reportsTextThatIsNotJsonAsSuchWhereverTheFaultIs(String blocks) {
+        assertThatThrownBy(() -> MentionGrammar.handles(blocks))
+            .isInstanceOf(MalformedBlocksException.class)
+            .hasMessageStartingWith("blocks is not valid JSON: ");
+    }
+
+    @Test
+    void namesThePositionOfTheFaultWithoutQuotingTheText() {
+        assertThatThrownBy(() -> MentionGrammar.handles("[{\"text\": secret}]"))
+            .hasMessage("blocks is not valid JSON: malformed JSON at position 10");
+    }
+
+    @Test
+    void reportsTheFirstFaultyBlockAndKeepsTheLastValueOfARepeatedName() {
+        assertThatThrownBy(() -> MentionGrammar.handles("[{\"type\":\"code\",\"type\":\"text\",\"text\":{}}, 2]"))
+            .hasMessage("block 0 has a text that is not a string but an object");
+        assertThat(MentionGrammar.handles("[{\"text\":\"@bob\",\"type\":\"text\",\"text\":\"@ada\"}]"))
+            .containsExactly("ada");
+    }
 }

@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -86,7 +87,7 @@ final class PostgresFixture implements AutoCloseable {
 
     /** Applies schemas/sql/mentions.sql as the owner and creates the relay login. */
     void applyMentionsSchema(Connection owner) throws SQLException {
-        SqlScript.run(owner, SqlScript.schemaFile("mentions.sql"));
+        SqlScript.run(owner, ProjectFiles.schemaFile("mentions.sql"));
         createRelayLogin(owner);
     }
 

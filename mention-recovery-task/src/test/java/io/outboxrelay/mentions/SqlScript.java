@@ -19,18 +19,6 @@ final class SqlScript {
     private SqlScript() {
     }
 
-    /** The file under {@code schemas/sql/} of the repository. */
-    static Path schemaFile(String name) {
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !Files.isDirectory(dir.resolve("schemas/sql"))) {
-            dir = dir.getParent();
-        }
-        if (dir == null) {
-            throw new IllegalStateException("schemas/sql not found above " + Path.of("").toAbsolutePath());
-        }
-        return dir.resolve("schemas/sql").resolve(name);
-    }
-
     static void run(Connection c, Path file) throws SQLException {
         String text;
         try {

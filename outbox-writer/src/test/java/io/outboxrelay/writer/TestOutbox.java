@@ -1,12 +1,11 @@
 package io.outboxrelay.writer;
 
 import io.outboxrelay.common.PsqlScript;
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,22 +34,11 @@ final class TestOutbox implements AutoCloseable {
     static TestOutbox start() {
         try {
             TestOutbox db = new TestOutbox(EmbeddedPostgres.builder().setServerConfig("fsync", "off").start());
-            db.execute(PsqlScript.render(schemaFile(), Map.of()));
+            db.execute(PsqlScript.render(ProjectFiles.schemaFile("outbox.sql"), Map.of()));
             return db;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** {@code schemas/sql/outbox.sql}, found by walking up from the working directory. */
-    static Path schemaFile() {
-        for (Path dir = Paths.get("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path candidate = dir.resolve("schemas/sql/outbox.sql");
-            if (Files.isRegularFile(candidate)) {
-                return candidate;
-            }
-        }
-        throw new IllegalStateException("schemas/sql/outbox.sql not found above " + Paths.get("").toAbsolutePath());
     }
 
     ConnectionSource connections() {

@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.faults;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.File;
 import io.outboxrelay.connector.Version;
 import java.io.IOException;
@@ -45,19 +46,9 @@ final class ChildJvm {
     private ChildJvm() {
     }
 
-    /** The repository root: the directory above this module that holds {@code schemas/sql}. */
-    static Path projectRoot() {
-        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("schemas").resolve("sql")) && Files.exists(p.resolve("pom.xml"))) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("the project root (with schemas/sql) is not above " + Path.of("").toAbsolutePath());
-    }
-
     /** A fresh directory for one child (its config, data and log): {@code connector/target/faults/<name>-<n>}. */
     static Path workDir(String name) {
-        Path dir = projectRoot().resolve("connector").resolve("target").resolve("faults")
+        Path dir = ProjectFiles.root().resolve("connector").resolve("target").resolve("faults")
             .resolve(name + "-" + STAMP + "-" + SEQUENCE.incrementAndGet());
         try {
             return Files.createDirectories(dir);
@@ -68,7 +59,7 @@ final class ChildJvm {
 
     /** The unpacked plugin archive that {@code mvn package} builds: {@code connector/target/outboxrelay-outbox-relay-<version>/}. */
     static Path pluginPath() {
-        Path target = projectRoot().resolve("connector").resolve("target");
+        Path target = ProjectFiles.root().resolve("connector").resolve("target");
         try (Stream<Path> entries = Files.list(target)) {
             List<Path> dirs = entries
                 .filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith(PLUGIN_ARCHIVE_PREFIX))
@@ -89,7 +80,7 @@ final class ChildJvm {
      * directory, the worker's {@code plugin.path}.
      */
     static Path installReleaseArchive(String name) {
-        Path zip = projectRoot().resolve("connector").resolve("target")
+        Path zip = ProjectFiles.root().resolve("connector").resolve("target")
             .resolve(PLUGIN_ARCHIVE_PREFIX + Version.get() + ".zip");
         if (!Files.isRegularFile(zip)) {
             throw new IllegalStateException("no release archive " + zip + "; run mvn package first");
@@ -143,7 +134,7 @@ final class ChildJvm {
     /** This JVM's test classpath without the project's modules and without {@code excludedJarNames}. */
     static List<String> kafkaClasspath(Set<String> excludedJarNames) {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        Path root = projectRoot();
+        Path root = ProjectFiles.root();
         List<String> out = new ArrayList<>();
         for (String entry : cp.split(File.pathSeparator)) {
             if (entry.isBlank()) {
@@ -152,7 +143,8 @@ final class ChildJvm {
             Path p = Path.of(entry).toAbsolutePath().normalize();
             String unix = p.toString().replace('\\', '/');
             boolean ownModule = p.startsWith(root) || unix.contains("/io/outboxrelay/");
-            boolean bundled = excludedJarNames.contains(p.getFileName().toString());
+            // Jackson stays: the worker needs its own (REST, JSON converter); the plugin loads its bundled copy in isolation
+            boolean bundled = excludedJarNames.contains(p.getFileName().toString()) && !unix.contains("/com/fasterxml/jackson/");
             boolean booter = p.getFileName().toString().startsWith("surefirebooter");
             if (!ownModule && !bundled && !booter) {
                 out.add(p.toString());
@@ -169,7 +161,7 @@ final class ChildJvm {
      * one piece of the test classes a child JVM gets.
      */
     static Path loggingClasspathEntry() {
-        Path dir = projectRoot().resolve("connector").resolve("target").resolve("faults").resolve("child-logging");
+        Path dir = ProjectFiles.root().resolve("connector").resolve("target").resolve("faults").resolve("child-logging");
         try {
             Path classes = Path.of(ChildProcessLogProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             String pkg = ChildProcessLogProvider.class.getPackageName().replace('.', '/');

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outboxrelay.connector.OutboxSourceConnector;
 import io.outboxrelay.connector.Version;
 import io.outboxrelay.connector.integration.TestConnect;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +47,7 @@ class PluginArchiveIT {
     static void readArchive() throws IOException {
         version = Version.get();
         top = OWNER + "-" + NAME + "-" + version;
-        zip = ChildJvm.projectRoot().resolve("connector").resolve("target").resolve(top + ".zip");
+        zip = ProjectFiles.root().resolve("connector").resolve("target").resolve(top + ".zip");
         assertThat(zip).as("the release archive (run mvn package first)").isRegularFile();
         entries = new LinkedHashMap<>();
         try (ZipFile z = new ZipFile(zip.toFile())) {
@@ -70,6 +71,16 @@ class PluginArchiveIT {
         List<String> etcDocs = entries.keySet().stream()
             .filter(n -> n.startsWith(top + "/etc/") && n.endsWith(".md")).toList();
         assertThat(etcDocs).as("etc/ holds configs; their README lives under doc/config-examples/").isEmpty();
+    }
+
+    @Test
+    void libHoldsOurModulesAndTheirRuntimeLibrariesButNothingTheWorkerProvides() {
+        String lib = top + "/lib/";
+        List<String> jars = entries.keySet().stream().filter(n -> n.startsWith(lib) && n.endsWith(".jar"))
+            .map(n -> n.substring(lib.length()).replaceAll("-\\d[^/]*\\.jar$", "")).sorted().toList();
+        // jackson-core too: a plugin's class loader does not see the worker's Jackson
+        assertThat(jars).containsExactly("HikariCP", "jackson-core", "mention-recovery-task", "outbox-relay-common",
+            "outbox-relay-connector", "postgresql");
     }
 
     @Test

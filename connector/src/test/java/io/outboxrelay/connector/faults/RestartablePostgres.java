@@ -2,6 +2,7 @@ package io.outboxrelay.connector.faults;
 
 import io.outboxrelay.connector.integration.TestDatabase;
 import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import io.zonky.test.db.postgres.util.LinuxUtils;
 import java.io.IOException;
@@ -85,8 +86,8 @@ final class RestartablePostgres implements AutoCloseable {
             throw new IllegalStateException(e);
         }
         TestDatabase db = new TestDatabase(name, "jdbc:postgresql://localhost:" + port + "/" + name, "postgres", null);
-        db.runScript(TestPostgres.schemaFile("outbox.sql"));
-        db.runScript(TestPostgres.schemaFile("mentions.sql"));
+        db.runScript(ProjectFiles.schemaFile("outbox.sql"));
+        db.runScript(ProjectFiles.schemaFile("mentions.sql"));
         return db;
     }
 

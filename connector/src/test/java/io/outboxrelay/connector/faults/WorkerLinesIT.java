@@ -8,6 +8,7 @@ import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
 import io.outboxrelay.connector.integration.TestDatabase;
 import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -101,7 +102,7 @@ class WorkerLinesIT {
         if (line.equals(AppInfoParser.getVersion().substring(0, line.length()))) {
             return ChildJvm.kafkaClasspath(ChildJvm.pluginJarNames(plugins));
         }
-        Path lib = ChildJvm.projectRoot().resolve("connect-worker-" + line).resolve("target").resolve("lib");
+        Path lib = ProjectFiles.root().resolve("connect-worker-" + line).resolve("target").resolve("lib");
         if (!Files.isDirectory(lib)) {
             throw new IllegalStateException("no Kafka Connect " + line + " classpath at " + lib
                 + "; build it first: ./mvnw -pl connect-worker-" + line + " package");

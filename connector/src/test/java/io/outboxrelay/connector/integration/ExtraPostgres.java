@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -60,8 +61,8 @@ public final class ExtraPostgres implements AutoCloseable {
         }
         String url = "jdbc:postgresql://localhost:" + port() + "/" + name + (urlParams.isEmpty() ? "" : "?" + urlParams);
         TestDatabase db = new TestDatabase(name, url, "postgres", null);
-        db.runScript(TestPostgres.schemaFile("outbox.sql"));
-        Path mentions = TestPostgres.schemaFile("mentions.sql");
+        db.runScript(ProjectFiles.schemaFile("outbox.sql"));
+        Path mentions = ProjectFiles.schemaFile("mentions.sql");
         if (Files.exists(mentions)) {
             db.runScript(mentions);
         }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.prometheus.jmx.JmxCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -15,7 +16,6 @@ import io.prometheus.metrics.model.snapshots.DataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -171,12 +171,6 @@ class MonitoringKitIT {
     }
 
     private static Path monitoring() {
-        Path here = Path.of("").toAbsolutePath();
-        for (Path p = here; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("config-examples").resolve("monitoring"))) {
-                return p.resolve("config-examples").resolve("monitoring");
-            }
-        }
-        throw new IllegalStateException("no config-examples/monitoring above " + here);
+        return ProjectFiles.root().resolve("config-examples").resolve("monitoring");
     }
 }

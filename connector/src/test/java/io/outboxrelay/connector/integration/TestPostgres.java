@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -155,13 +156,6 @@ public final class TestPostgres {
 
     /** A file under the repository's {@code schemas/sql}. */
     public static Path schemaFile(String name) {
-        Path here = Path.of("").toAbsolutePath();
-        for (Path p = here; p != null; p = p.getParent()) {
-            Path candidate = p.resolve("schemas").resolve("sql").resolve(name);
-            if (Files.isDirectory(p.resolve("schemas").resolve("sql"))) {
-                return candidate;
-            }
-        }
-        throw new IllegalStateException("schemas/sql not found above " + here);
+        return ProjectFiles.schemaFile(name);
     }
 }
