@@ -1,0 +1,214 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.LongSupplier;
+
+/**
+ * An in-memory outbox table for unit tests of the relay loop: the row states of docs/row-lifecycle.md
+ * and the guards of outbox-relay.sql, on the test's clock. {@link #failNext} makes the next call of one
+ * operation fail as PostgreSQL would; {@link #loseNextClaimResult} makes a claim commit its leases and
+ * then lose its result with the connection.
+ */
+final class FakeOutboxStore implements OutboxStore {
+    /** One outbox row. */
+    static final class Row {
+        final long seq;
+        final String type;
+        final String subject;
+        int attempts;
+        String leaseOwner;
+        long leaseUntil;
+        long nextAttemptAt;
+        String lastError;
+        String fanout;
+        String poisonReason;
+
+        Row(long seq, String type, String subject) {
+            this.seq = seq;
+            this.type = type;
+            this.subject = subject;
+        }
+
+        boolean pending() {
+            return fanout == null && poisonReason == null;
+        }
+    }
+
+    final Map<Long, Row> rows = new TreeMap<>();
+    final List<List<Long>> extensions = new ArrayList<>();
+    final List<List<Release>> releases = new ArrayList<>();
+    private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
+    private final LongSupplier clock;
+    private final String owner = "relay-0#1";
+    private final long leaseMs;
+    private boolean loseNextClaimResult;
+
+    FakeOutboxStore(LongSupplier clock, long leaseMs) {
+        this.clock = clock;
+        this.leaseMs = leaseMs;
+    }
+
+    void insert(long seq, String subject) {
+        rows.put(seq, new Row(seq, "order.created", subject));
+    }
+
+    Row row(long seq) {
+        return rows.get(seq);
+    }
+
+    /** The next call of {@code operation} (claim, stamp, release, poison, extend, takeBack) fails with this SQLState. */
+    void failNext(String operation, String sqlState) {
+        failures.computeIfAbsent(operation, k -> new ArrayDeque<>())
+            .add(new SQLException("test: " + operation + " failed", sqlState));
+    }
+
+    void loseNextClaimResult() {
+        loseNextClaimResult = true;
+    }
+
+    private void maybeFail(String operation) throws SQLException {
+        Deque<SQLException> queue = failures.get(operation);
+        if (queue != null && !queue.isEmpty()) {
+            throw queue.poll();
+        }
+    }
+
+    @Override
+    public String owner() {
+        return owner;
+    }
+
+    @Override
+    public List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException {
+        maybeFail("claim");
+        long now = clock.getAsLong();
+        List<ClaimedRow> out = new ArrayList<>();
+        for (Row r : rows.values()) {
+            if (out.size() == limit) {
+                break;
+            }
+            if (r.pending() && (r.attempts == 0) == fresh && (r.leaseOwner == null || r.leaseUntil < now)
+                && r.nextAttemptAt <= now) {
+                boolean expired = r.leaseOwner != null;
+                r.leaseOwner = owner;
+                r.leaseUntil = now + leaseMs;
+                r.attempts++;
+                out.add(new ClaimedRow(r.seq, "id-" + r.seq, r.type, r.subject, "{}", 0L, r.attempts, r.lastError, 2,
+                    null, null, null, expired));
+            }
+        }
+        if (loseNextClaimResult && !out.isEmpty()) {
+            loseNextClaimResult = false;
+            throw new SQLException("test: the connection was lost with the claim's result", "08006");
+        }
+        return out;
+    }
+
+    @Override
+    public int stamp(List<Stamp> stamps) throws SQLException {
+        maybeFail("stamp");
+        int n = 0;
+        for (Stamp s : stamps) {
+            Row r = rows.get(s.seq());
+            if (r.fanout == null) {
+                r.fanout = s.fanout();
+                r.leaseOwner = null;
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public void release(List<Release> released) throws SQLException {
+        maybeFail("release");
+        releases.add(released);
+        for (Release rel : released) {
+            Row r = rows.get(rel.seq());
+            if (r.pending() && owner.equals(r.leaseOwner)) {
+                r.leaseOwner = null;
+                r.attempts = Math.max(0, r.attempts - (rel.returnAttempt() ? 1 : 0));
+                r.nextAttemptAt = rel.delayMs() > 0 ? clock.getAsLong() + rel.delayMs() : 0;
+                r.lastError = rel.error() == null ? r.lastError : rel.error();
+            }
+        }
+    }
+
+    @Override
+    public List<PoisonedRow> poison(List<Poison> poisons) throws SQLException {
+        maybeFail("poison");
+        List<PoisonedRow> out = new ArrayList<>();
+        for (Poison p : poisons) {
+            Row r = rows.get(p.seq());
+            if (r.pending()) {
+                r.poisonReason = p.reason();
+                r.leaseOwner = null;
+                out.add(new PoisonedRow(r.seq, "id-" + r.seq, r.type, r.subject, r.attempts, 0L, clock.getAsLong(),
+                    p.reason()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void extend(Collection<Long> seqs) throws SQLException {
+        maybeFail("extend");
+        extensions.add(List.copyOf(seqs));
+        for (long seq : seqs) {
+            Row r = rows.get(seq);
+            if (r.fanout == null && owner.equals(r.leaseOwner)) {
+                r.leaseUntil = clock.getAsLong() + leaseMs;
+            }
+        }
+    }
+
+    @Override
+    public int takeBackPreviousIncarnations() throws SQLException {
+        maybeFail("takeBack");
+        return 0;
+    }
+
+    @Override
+    public List<TakenBack> takeBackUnknownLeases(Collection<Long> held, Collection<Long> keepAttempt)
+        throws SQLException {
+        maybeFail("takeBack");
+        List<TakenBack> out = new ArrayList<>();
+        for (Row r : rows.values()) {
+            if (r.pending() && owner.equals(r.leaseOwner) && !held.contains(r.seq)) {
+                r.leaseOwner = null;
+                if (!keepAttempt.contains(r.seq)) {
+                    r.attempts = Math.max(0, r.attempts - 1);
+                }
+                out.add(new TakenBack(r.seq, r.attempts));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public Backlog backlog() {
+        return new Backlog(rows.values().stream().filter(Row::pending).count(), 0);
+    }
+
+    @Override
+    public int deleteRetained(long retentionMs, int limit) {
+        return 0;
+    }
+
+    @Override
+    public String tableShareConflict() {
+        return null;
+    }
+
+    @Override
+    public WakeupCycle.Flag wakeupFlag() {
+        return null;
+    }
+}

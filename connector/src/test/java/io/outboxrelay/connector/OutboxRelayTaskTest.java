@@ -1,0 +1,211 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The relay loop's decisions on an in-memory table and the test's clock: acknowledged rows are stamped,
+ * failed rows released with a backoff and retried alone, a graceful stop gives attempts back except for
+ * the last batch, a lost claim result is recovered, leases are kept through a backoff, and an error no
+ * retry can fix fails the task. The ITs check the same against PostgreSQL and a real worker.
+ */
+class OutboxRelayTaskTest {
+    private static final long LEASE_MS = 3_000;
+
+    /** A clock the test moves. */
+    private static final class TestClock extends Clock {
+        final AtomicLong millis = new AtomicLong(1_000_000);
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis.get());
+        }
+
+        @Override
+        public long millis() {
+            return millis.get();
+        }
+
+        void advance(long ms) {
+            millis.addAndGet(ms);
+        }
+    }
+
+    private final TestClock clock = new TestClock();
+    private FakeOutboxStore store;
+    private OutboxRelayTask task;
+
+    @BeforeEach
+    void newStore() {
+        store = new FakeOutboxStore(clock::millis, LEASE_MS);
+    }
+
+    @AfterEach
+    void stopTask() {
+        if (task != null) {
+            task.stop();
+        }
+    }
+
+    private void start(Map<String, String> overrides) {
+        Map<String, String> props = new HashMap<>(Map.of(
+            "name", "relay", "connection.url", "jdbc:postgresql://localhost/test", "subscriptions", "orders",
+            "outbox.listen.enabled", "false", "outbox.lease.ms", Long.toString(LEASE_MS),
+            "outbox.backoff.initial.ms", "2000", "outbox.poll.interval.ms", "1000"));
+        props.putAll(overrides);
+        task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> new RelayBackend() {
+            @Override
+            public OutboxStore store() {
+                return store;
+            }
+
+            @Override
+            public void close() {
+                // nothing opened
+            }
+        });
+        task.start(props);
+    }
+
+    private static RecordMetadata at(long offset) {
+        return new RecordMetadata(new TopicPartition("orders", 0), offset, 0, 0, 0, 0);
+    }
+
+    private static List<Long> seqs(List<SourceRecord> records) {
+        return records.stream().map(r -> (Long) r.sourceOffset().get("seq")).toList();
+    }
+
+    @Test
+    void acknowledgedRowsAreStampedWithWhereTheirRecordsWent() throws Exception {
+        store.insert(1, "a");
+        store.insert(2, "b");
+        start(Map.of());
+        List<SourceRecord> records = task.poll();
+        assertThat(seqs(records)).containsExactly(1L, 2L);
+        assertThat(store.row(1).leaseOwner).isEqualTo(store.owner());
+
+        task.commitRecord(records.get(0), at(40));
+        task.poll();
+        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"topic\":\"orders\",\"partition\":0,\"offset\":40}}");
+        assertThat(store.row(2).fanout).as("not acknowledged yet").isNull();
+        task.commitRecord(records.get(1), at(41));
+        task.poll();
+        assertThat(store.row(2).fanout).contains("\"offset\":41");
+        assertThat(store.releases).isEmpty();
+    }
+
+    @Test
+    void aRowWhoseRecordWasDroppedIsReleasedWithABackoffAndThenRetriedAlone() throws Exception {
+        store.insert(1, "a");
+        store.insert(2, "b");
+        start(Map.of("errors.tolerance", "all"));
+        List<SourceRecord> records = task.poll();
+        task.commitRecord(records.get(0), at(7));
+        task.commitRecord(records.get(1), null); // dropped under errors.tolerance=all
+        task.poll();
+
+        assertThat(store.row(1).fanout).isNotNull();
+        assertThat(store.releases).singleElement().satisfies(batch -> assertThat(batch).singleElement()
+            .satisfies(r -> {
+                assertThat(r.seq()).isEqualTo(2);
+                assertThat(r.returnAttempt()).isFalse();
+                assertThat(r.delayMs()).isEqualTo(2_000);
+                assertThat(r.error()).contains("not acknowledged");
+            }));
+        clock.advance(1_999);
+        assertThat(task.poll()).as("its backoff has not passed").isNull();
+        clock.advance(1);
+        List<SourceRecord> retried = task.poll();
+        assertThat(seqs(retried)).containsExactly(2L);
+        assertThat(store.row(2).attempts).isEqualTo(2);
+    }
+
+    @Test
+    void aGracefulStopGivesAttemptsBackExceptForTheLastBatchConnectMayNotHaveSent() throws Exception {
+        for (long seq = 1; seq <= 4; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+        start(Map.of("outbox.batch.size", "2", "outbox.batch.max.size", "2"));
+        assertThat(seqs(task.poll())).containsExactly(1L, 2L);
+        assertThat(seqs(task.poll())).as("a full claim claims again at once").containsExactly(3L, 4L);
+        task.stop();
+        task = null;
+
+        assertThat(store.releases).singleElement().satisfies(batch -> assertThat(batch)
+            .extracting(OutboxStore.Release::seq, OutboxStore.Release::returnAttempt)
+            .containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple(1L, true), org.assertj.core.groups.Tuple.tuple(2L, true),
+                org.assertj.core.groups.Tuple.tuple(3L, false), org.assertj.core.groups.Tuple.tuple(4L, false)));
+        assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.leaseOwner).isNull());
+        assertThat(store.row(1).attempts).isZero();
+        assertThat(store.row(3).attempts).isEqualTo(1);
+    }
+
+    @Test
+    void rowsOfAClaimWhoseResultWasLostAreTakenBackWithTheirAttemptAndClaimedAgain() throws Exception {
+        store.insert(1, "a");
+        store.insert(2, "b");
+        store.loseNextClaimResult();
+        start(Map.of());
+        assertThat(task.poll()).isNull();
+        assertThat(store.row(1).leaseOwner).as("the claim committed").isEqualTo(store.owner());
+
+        clock.advance(2_000);
+        List<SourceRecord> records = task.poll();
+        assertThat(seqs(records)).containsExactly(1L, 2L);
+        assertThat(store.row(1).attempts).as("the lost claim's attempt was returned").isEqualTo(1);
+    }
+
+    @Test
+    void leasesOfRowsInFlightAreExtendedAlsoWhileTheTaskBacksOff() throws Exception {
+        store.insert(1, "a");
+        start(Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        long leasedUntil = store.row(1).leaseUntil;
+
+        store.failNext("claim", "57P01"); // the server is shutting down: retriable
+        clock.advance(1_000);
+        assertThat(task.poll()).isNull();
+        assertThat(store.extensions).as("extended first in the pass whose claim failed").containsExactly(List.of(1L));
+        clock.advance(1_500); // inside the 2 s backoff, past the lease's first third
+        assertThat(task.poll()).isNull();
+        assertThat(store.extensions).hasSize(2);
+        assertThat(store.row(1).leaseUntil).isEqualTo(clock.millis() + LEASE_MS).isGreaterThan(leasedUntil);
+    }
+
+    @Test
+    void anErrorNoRetryCanFixFailsTheTaskNamingIt() throws Exception {
+        store.insert(1, "a");
+        store.failNext("claim", "42501");
+        start(Map.of());
+        assertThatThrownBy(task::poll).isInstanceOf(ConnectException.class)
+            .isNotInstanceOf(RetriableException.class).hasMessageContaining("42501");
+    }
+}
