@@ -105,7 +105,8 @@ public class OutboxRelayTask extends SourceTask {
         claimer = new OutboxClaimer(dataSource, config.connector().quotedTable(), owner, incarnation,
             config.relayTaskCount(), config.relayTaskIndex(), config.connector().lease().toMillis(),
             config.connector().fannedChannel());
-        factory = new OutboxRecordFactory(config.connector().subscriptions(), config.connector().table());
+        factory = new OutboxRecordFactory(config.connector().subscriptions(), config.connector().table(),
+            config.connector().recordShape());
         tracker = new FanOutAckTracker(config.connector().toleratesAllErrors(), wake::signal);
         passBackoff = new Backoff(config.connector().backoffInitial().toMillis(),
             config.connector().backoffMax().toMillis());

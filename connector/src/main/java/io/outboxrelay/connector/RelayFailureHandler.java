@@ -72,14 +72,14 @@ final class RelayFailureHandler {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
                 + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
         }
-        String reserved = reservedHeader(row);
+        String reserved = reservedHeader(row, config.recordShape().reservedHeaders());
         if (reserved != null) {
             return "headers sets '" + reserved + "', a header the relay itself writes on every record "
-                + OutboxRecordFactory.RESERVED_HEADERS + "; the writer's value would let consumers be misled about"
+                + config.recordShape().reservedHeaders() + "; the writer's value would let consumers be misled about"
                 + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
                 + " events_requeue(" + row.seq() + ")";
         }
-        int bytes = row.estimatedRecordBytes();
+        int bytes = row.estimatedRecordBytes(config.recordShape());
         if (bytes > config.maxRecordBytes()) {
             return "record of about " + bytes + " bytes once converted (payload " + row.payloadBytes()
                 + " bytes) exceeds outbox.max.record.bytes=" + config.maxRecordBytes()
@@ -90,10 +90,10 @@ final class RelayFailureHandler {
         return null;
     }
 
-    private static String reservedHeader(ClaimedRow row) {
+    private static String reservedHeader(ClaimedRow row, List<String> reserved) {
         if (row.headerKeys() != null) {
             for (String key : row.headerKeys()) {
-                if (OutboxRecordFactory.RESERVED_HEADERS.contains(key)) {
+                if (reserved.contains(key)) {
                     return key;
                 }
             }
