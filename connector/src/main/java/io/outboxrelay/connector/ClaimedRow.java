@@ -27,14 +27,29 @@ record ClaimedRow(
      */
     static final int RECORD_OVERHEAD_BYTES = 1_024;
 
+    /** CloudEvents header names and the fixed-size values (specversion, time, content-type) of one record. */
+    static final int CLOUDEVENTS_FIXED_BYTES = 160;
+
     /**
-     * An upper estimate of the bytes the record's key, value and headers take once converted: the payload
-     * as JsonConverter writes it (an escaped JSON string, so a quote or backslash takes two bytes), the
-     * value's schema, and the subject, type and id that appear both in the value and as key or headers.
+     * An upper estimate of the bytes the record's key, value and headers take once converted, whatever the
+     * converters: the payload as JsonConverter writes it (an escaped JSON string, so a quote or backslash
+     * takes two bytes; base64 for {@code payload.bytes}), the value's schema, and the subject, type and id
+     * that appear both in the value and as key or headers (and once more as {@code ce_} headers). A
+     * {@code payload.json} value is never longer than the escaped text: JsonConverter writes the parsed
+     * payload without the spaces PostgreSQL prints and with numbers no longer than their jsonb text.
      */
-    int estimatedRecordBytes() {
-        int bytes = jsonStringBytes(payload, payloadBytes) + 2 * jsonStringBytes(subject, JdbcOutboxStore.utf8Length(subject))
-            + 2 * jsonStringBytes(type, JdbcOutboxStore.utf8Length(type)) + 2 * id.length() + RECORD_OVERHEAD_BYTES;
+    int estimatedRecordBytes(RecordShape shape) {
+        int payloadAsWritten = jsonStringBytes(payload, payloadBytes);
+        if (shape.valueFormat() == RecordShape.ValueFormat.PAYLOAD_BYTES) {
+            payloadAsWritten = Math.max(payloadAsWritten, 4 * ((payloadBytes + 2) / 3) + 2);
+        }
+        int subjectBytes = jsonStringBytes(subject, JdbcOutboxStore.utf8Length(subject));
+        int typeBytes = jsonStringBytes(type, JdbcOutboxStore.utf8Length(type));
+        int copies = shape.cloudEvents() ? 3 : 2;
+        int bytes = payloadAsWritten + copies * (subjectBytes + typeBytes + id.length()) + RECORD_OVERHEAD_BYTES;
+        if (shape.cloudEvents()) {
+            bytes += JdbcOutboxStore.utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
+        }
         if (headerKeys != null) {
             for (int i = 0; i < headerKeys.length; i++) {
                 bytes += JdbcOutboxStore.utf8Length(headerKeys[i])

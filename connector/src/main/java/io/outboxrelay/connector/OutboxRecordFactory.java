@@ -1,10 +1,13 @@
 package io.outboxrelay.connector;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
@@ -13,10 +16,11 @@ import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
- * Turns claimed rows into one record per (row, matching subscription): key {@code subject}, value
- * an {@code OutboxEvent} struct, timestamp {@code occurred_at}, headers {@code event.id},
- * {@code event.type}, {@code subscription} plus the row's own headers. A coalescing subscription gets,
- * per subject within the batch, one record for the latest event that covers the earlier ones.
+ * Turns claimed rows into one record per (row, matching subscription): key {@code subject}, timestamp
+ * {@code occurred_at}, headers {@code event.id}, {@code event.type}, {@code subscription} plus the row's
+ * own headers. The value is an {@code OutboxEvent} struct, or with a payload {@link RecordShape.ValueFormat}
+ * the payload itself, the rest of the metadata then in headers. A coalescing subscription gets, per
+ * subject within the batch, one record for the latest event that covers the earlier ones.
  */
 final class OutboxRecordFactory {
     static final Schema KEY_SCHEMA = Schema.STRING_SCHEMA;
@@ -38,14 +42,20 @@ final class OutboxRecordFactory {
      * Headers every record carries from the relay itself. A row's {@code headers} may not set them: a
      * consumer that dedupes on {@code event.id} must be able to trust it (such a row is poisoned).
      */
-    static final List<String> RESERVED_HEADERS = List.of("event.id", "event.type", "subscription");
+    static final List<String> RESERVED_HEADERS = RecordShape.RELAY_HEADERS;
 
     private final List<Subscription> subscriptions;
     private final Map<String, ?> sourcePartition;
+    private final RecordShape shape;
 
     OutboxRecordFactory(List<Subscription> subscriptions, String table) {
+        this(subscriptions, table, RecordShape.ENVELOPE);
+    }
+
+    OutboxRecordFactory(List<Subscription> subscriptions, String table, RecordShape shape) {
         this.subscriptions = subscriptions;
         this.sourcePartition = Map.of("outbox", table);
+        this.shape = shape;
     }
 
     /** The row with one slot per subscription whose event types match; no slot when none does. */
@@ -125,7 +135,54 @@ final class OutboxRecordFactory {
     private OutboxRecord record(PendingRow pending, Subscription sub, PendingRow[] rows, int[] slots,
                                 List<Long> coalescedSeqs) {
         ClaimedRow row = pending.row();
-        Struct value = new Struct(VALUE_SCHEMA)
+        ConnectHeaders headers = new ConnectHeaders();
+        headers.addString("event.id", row.id());
+        headers.addString("event.type", row.type());
+        headers.addString("subscription", sub.name());
+        Schema valueSchema;
+        Object value;
+        switch (shape.valueFormat()) {
+            case ENVELOPE -> {
+                valueSchema = VALUE_SCHEMA;
+                value = envelope(row, sub, coalescedSeqs);
+            }
+            case PAYLOAD -> {
+                valueSchema = Schema.OPTIONAL_STRING_SCHEMA;
+                value = row.payload();
+            }
+            case PAYLOAD_BYTES -> {
+                valueSchema = Schema.OPTIONAL_BYTES_SCHEMA;
+                value = row.payload().getBytes(StandardCharsets.UTF_8);
+            }
+            case PAYLOAD_JSON -> {
+                valueSchema = null;
+                value = PayloadJson.parse(row.payload());
+            }
+            default -> throw new IllegalStateException(shape.valueFormat().toString());
+        }
+        if (shape.payloadOnly()) {
+            headers.addLong("event.seq", row.seq());
+            headers.addString("event.subject", row.subject());
+            headers.addString("event.occurred_at", Instant.ofEpochMilli(row.occurredAtMs()).toString());
+            if (coalescedSeqs != null) {
+                headers.addString("event.coalesced_seqs",
+                    coalescedSeqs.stream().map(String::valueOf).collect(Collectors.joining(",")));
+            }
+        }
+        if (shape.cloudEvents()) {
+            addCloudEventsHeaders(headers, row);
+        }
+        if (row.headerKeys() != null) {
+            for (int i = 0; i < row.headerKeys().length; i++) {
+                headers.addString(row.headerKeys()[i], row.headerValues()[i]);
+            }
+        }
+        return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
+            row.subject(), valueSchema, value, row.occurredAtMs(), headers, rows, slots);
+    }
+
+    private static Struct envelope(ClaimedRow row, Subscription sub, List<Long> coalescedSeqs) {
+        return new Struct(VALUE_SCHEMA)
             .put("id", row.id())
             .put("seq", row.seq())
             .put("type", row.type())
@@ -134,16 +191,18 @@ final class OutboxRecordFactory {
             .put("subscription", sub.name())
             .put("payload", row.payload())
             .put("coalesced_seqs", coalescedSeqs);
-        ConnectHeaders headers = new ConnectHeaders();
-        headers.addString("event.id", row.id());
-        headers.addString("event.type", row.type());
-        headers.addString("subscription", sub.name());
-        if (row.headerKeys() != null) {
-            for (int i = 0; i < row.headerKeys().length; i++) {
-                headers.addString(row.headerKeys()[i], row.headerValues()[i]);
-            }
+    }
+
+    /** The CloudEvents Kafka protocol binding, binary mode: the event's attributes as {@code ce_} headers. */
+    private void addCloudEventsHeaders(ConnectHeaders headers, ClaimedRow row) {
+        headers.addString("ce_specversion", "1.0");
+        headers.addString("ce_id", row.id());
+        headers.addString("ce_type", row.type());
+        headers.addString("ce_source", shape.cloudEventsSource());
+        headers.addString("ce_time", Instant.ofEpochMilli(row.occurredAtMs()).toString());
+        headers.addString("ce_subject", row.subject());
+        if (shape.payloadOnly()) {
+            headers.addString("content-type", "application/json");
         }
-        return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
-            row.subject(), VALUE_SCHEMA, value, row.occurredAtMs(), headers, rows, slots);
     }
 }

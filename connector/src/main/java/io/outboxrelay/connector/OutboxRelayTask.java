@@ -75,7 +75,7 @@ public class OutboxRelayTask extends SourceTask {
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::listening);
         store = backend.store();
-        factory = new OutboxRecordFactory(connector.subscriptions(), connector.table());
+        factory = new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape());
         held = new HeldRows(connector.toleratesAllErrors(), wake::signal);
         passBackoff = new Backoff(connector.backoffInitial().toMillis(), connector.backoffMax().toMillis());
         rules = new RejectionRules(connector, passBackoff);

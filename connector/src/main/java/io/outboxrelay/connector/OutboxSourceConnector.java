@@ -85,6 +85,7 @@ public class OutboxSourceConnector extends SourceConnector {
         List<ConfigValue> values = def.validate(connectorConfigs);
         Config result = new Config(values);
         checkTaskCount(connectorConfigs, result);
+        checkCloudEventsSource(connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
             new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
                 connectorConfigs.getOrDefault("name", "outbox")).check(result);
@@ -106,6 +107,15 @@ public class OutboxSourceConnector extends SourceConnector {
             OutboxLiveValidator.error(result, MentionRecoveryConfig.ENABLED, "mentions.enabled=true runs the"
                 + " mention-recovery companion task in one of the connector's task slots: set tasks.max to at"
                 + " least 2 (relay tasks = tasks.max - 1)");
+        }
+    }
+
+    private static void checkCloudEventsSource(Map<String, String> props, Config result) {
+        String headersFormat = props.getOrDefault(OutboxSourceConnectorConfig.HEADERS_FORMAT, "plain");
+        String source = props.getOrDefault(OutboxSourceConnectorConfig.CLOUDEVENTS_SOURCE, "");
+        if ("cloudevents".equalsIgnoreCase(headersFormat.trim()) && source.isBlank()) {
+            OutboxLiveValidator.error(result, OutboxSourceConnectorConfig.CLOUDEVENTS_SOURCE,
+                OutboxSourceConnectorConfig.CLOUDEVENTS_SOURCE_REQUIRED);
         }
     }
 

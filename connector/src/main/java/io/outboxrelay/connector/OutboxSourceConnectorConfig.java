@@ -25,6 +25,7 @@ import org.apache.kafka.common.config.ConfigException;
 public class OutboxSourceConnectorConfig extends AbstractConfig {
     static final String OUTBOX_GROUP = "Outbox";
     static final String SUBSCRIPTIONS_GROUP = "Subscriptions";
+    static final String RECORD_GROUP = "Record shape";
 
     public static final String TABLE = "outbox.table";
     public static final String BATCH_SIZE = "outbox.batch.size";
@@ -43,6 +44,9 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
     public static final String RETENTION_MS = "outbox.retention.ms";
     public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
+    public static final String VALUE_FORMAT = "value.format";
+    public static final String HEADERS_FORMAT = "headers.format";
+    public static final String CLOUDEVENTS_SOURCE = "cloudevents.source";
     public static final String SUBSCRIPTIONS = "subscriptions";
     public static final String SUBSCRIPTION_PREFIX = "subscription.";
     public static final String TOPIC_SUFFIX = ".topic";
@@ -58,16 +62,19 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final ConfigDef BASE_CONFIG_DEF = baseConfigDef();
 
     private final List<Subscription> subscriptions;
+    private final RecordShape recordShape;
 
     public OutboxSourceConnectorConfig(Map<String, String> props) {
         super(configDef(props), props);
         this.subscriptions = parseSubscriptions();
+        this.recordShape = parseRecordShape();
     }
 
     static ConfigDef baseConfigDef() {
         ConfigDef def = ConnectionConfigKeys.addTo(new ConfigDef());
         addOutboxKeys(def);
         addSubscriptionListKey(def);
+        addRecordShapeKeys(def);
         return MentionRecoveryConfig.addTo(def);
     }
 
@@ -159,6 +166,34 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
             .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "How often retention looks for rows to delete (it continues at once while batches come back full).",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Retention interval (ms)");
+    }
+
+    private static void addRecordShapeKeys(ConfigDef def) {
+        int order = 0;
+        def.define(VALUE_FORMAT, Type.STRING, RecordShape.ValueFormat.ENVELOPE.configName,
+                new ChoiceValidator(RecordShape.ValueFormat.configNames()), Importance.MEDIUM,
+                "What a record's value is. envelope: the io.outboxrelay.OutboxEvent struct (id, seq, type, subject,"
+                    + " occurred_at, subscription, payload as an escaped JSON string, coalesced_seqs); works with"
+                    + " JsonConverter and Avro. payload: the payload's JSON text (schema: optional string); with"
+                    + " StringConverter the value is exactly the text the claim read (payload::text). payload.bytes:"
+                    + " the same text as UTF-8 bytes (schema: optional bytes), for ByteArrayConverter. payload.json:"
+                    + " the payload parsed into schemaless maps and lists, for JsonConverter with"
+                    + " schemas.enable=false, which then writes a JSON object (numbers become a long or a double). With"
+                    + " every payload format the event's metadata travels in headers: event.id, event.type,"
+                    + " subscription, event.seq, event.subject, event.occurred_at (ISO-8601) and, on a coalesced"
+                    + " record, event.coalesced_seqs (comma-separated).",
+                RECORD_GROUP, ++order, Width.SHORT, "Value format")
+            .define(HEADERS_FORMAT, Type.STRING, "plain", new ChoiceValidator(List.of("plain", "cloudevents")),
+                Importance.LOW,
+                "plain: the relay's own headers only. cloudevents: also the CloudEvents Kafka protocol binding's"
+                    + " binary-mode headers ce_specversion (1.0), ce_id, ce_type, ce_source (cloudevents.source),"
+                    + " ce_time (RFC 3339) and ce_subject, plus content-type: application/json with a payload value"
+                    + " format. Keep the worker's SimpleHeaderConverter so header values are written as plain text.",
+                RECORD_GROUP, ++order, Width.SHORT, "Headers format")
+            .define(CLOUDEVENTS_SOURCE, Type.STRING, "", new UriReferenceValidator(), Importance.LOW,
+                "The ce_source of every record, a URI-reference such as /outbox/orders or"
+                    + " https://orders.example.com/outbox. Required when headers.format=cloudevents.",
+                RECORD_GROUP, ++order, Width.MEDIUM, "CloudEvents source");
     }
 
     private static void addSubscriptionListKey(ConfigDef def) {
@@ -267,6 +302,23 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
         return getLong(RETENTION_INTERVAL_MS);
     }
 
+    RecordShape recordShape() {
+        return recordShape;
+    }
+
+    /** The record shape, or a ConfigException when headers.format=cloudevents has no cloudevents.source. */
+    private RecordShape parseRecordShape() {
+        boolean cloudEvents = "cloudevents".equalsIgnoreCase(getString(HEADERS_FORMAT).trim());
+        String source = getString(CLOUDEVENTS_SOURCE).trim();
+        if (cloudEvents && source.isEmpty()) {
+            throw new ConfigException(CLOUDEVENTS_SOURCE, source, CLOUDEVENTS_SOURCE_REQUIRED);
+        }
+        return new RecordShape(RecordShape.ValueFormat.of(getString(VALUE_FORMAT)), cloudEvents, source);
+    }
+
+    static final String CLOUDEVENTS_SOURCE_REQUIRED = "headers.format=cloudevents needs the ce_source of the records:"
+        + " set cloudevents.source to a URI-reference, e.g. /outbox/orders";
+
     public boolean mentionsEnabled() {
         return getBoolean(MentionRecoveryConfig.ENABLED);
     }
@@ -352,6 +404,47 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
         @Override
         public String toString() {
             return "comma-separated names of letters, digits, '.', '_', '-'";
+        }
+    }
+
+    static final class ChoiceValidator implements ConfigDef.Validator {
+        private final List<String> choices;
+
+        ChoiceValidator(List<String> choices) {
+            this.choices = choices;
+        }
+
+        @Override
+        public void ensureValid(String name, Object value) {
+            if (value == null || !choices.contains(((String) value).trim().toLowerCase(java.util.Locale.ROOT))) {
+                throw new ConfigException(name, value, "one of " + String.join(", ", choices));
+            }
+        }
+
+        @Override
+        public String toString() {
+            return String.join(", ", choices);
+        }
+    }
+
+    static final class UriReferenceValidator implements ConfigDef.Validator {
+        @Override
+        public void ensureValid(String name, Object value) {
+            String v = value == null ? "" : ((String) value).trim();
+            if (v.isEmpty()) {
+                return;
+            }
+            try {
+                new java.net.URI(v);
+            } catch (java.net.URISyntaxException e) {
+                throw new ConfigException(name, value, "not a URI-reference (RFC 3986): " + e.getReason()
+                    + "; e.g. /outbox/orders or https://orders.example.com/outbox");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "empty, or a URI-reference";
         }
     }
 

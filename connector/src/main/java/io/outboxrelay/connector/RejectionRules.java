@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.Backoff;
+import java.util.List;
 
 /**
  * Which rows must not be produced, and what becomes of a row whose records failed: the rules alone, as
@@ -28,14 +29,21 @@ final class RejectionRules {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
                 + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
         }
-        String reserved = reservedHeader(row);
+        List<String> reservedHeaders = config.recordShape().reservedHeaders();
+        String reserved = reservedHeader(row, reservedHeaders);
         if (reserved != null) {
             return "headers sets '" + reserved + "', a header the relay itself writes on every record "
-                + OutboxRecordFactory.RESERVED_HEADERS + "; the writer's value would let consumers be misled about"
+                + reservedHeaders + "; the writer's value would let consumers be misled about"
                 + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
                 + " events_requeue(" + row.seq() + ")";
         }
-        int bytes = row.estimatedRecordBytes();
+        if (config.recordShape().valueFormat() == RecordShape.ValueFormat.PAYLOAD_JSON
+            && nestingDepth(row.payload()) > MAX_PAYLOAD_NESTING) {
+            return "payload nests objects and arrays deeper than " + MAX_PAYLOAD_NESTING + " levels, more than"
+                + " value.format=payload.json turns into a record; flatten the payload or use value.format=payload,"
+                + " then SELECT events_requeue(" + row.seq() + ")";
+        }
+        int bytes = row.estimatedRecordBytes(config.recordShape());
         if (bytes > config.maxRecordBytes()) {
             return "record of about " + bytes + " bytes once converted (payload " + row.payloadBytes()
                 + " bytes) exceeds outbox.max.record.bytes=" + config.maxRecordBytes()
@@ -46,10 +54,37 @@ final class RejectionRules {
         return null;
     }
 
-    private static String reservedHeader(ClaimedRow row) {
+    /** Below Jackson's default limit (1000), which would otherwise fail the task while building the record. */
+    static final int MAX_PAYLOAD_NESTING = 500;
+
+    /** How deep objects and arrays nest in a JSON text (brackets inside strings do not count). */
+    static int nestingDepth(String json) {
+        int depth = 0;
+        int max = 0;
+        boolean inString = false;
+        for (int i = 0, n = json.length(); i < n; i++) {
+            char c = json.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                max = Math.max(max, ++depth);
+            } else if (c == '}' || c == ']') {
+                depth--;
+            }
+        }
+        return max;
+    }
+
+    private static String reservedHeader(ClaimedRow row, List<String> reserved) {
         if (row.headerKeys() != null) {
             for (String key : row.headerKeys()) {
-                if (OutboxRecordFactory.RESERVED_HEADERS.contains(key)) {
+                if (reserved.contains(key)) {
                     return key;
                 }
             }

@@ -157,4 +157,40 @@ class AvroContractTest {
     private static Path avroDir() {
         return ProjectFiles.root().resolve("schemas").resolve("avro");
     }
+
+    /**
+     * Which record shapes an Avro converter takes (README, "Record shape"): the envelope (above), and
+     * payload / payload.bytes, whose values are a plain Avro string / bytes holding the JSON text. A
+     * payload.json value is schemaless: the converter wraps it in its generic catch-all record, not a
+     * schema of the payload, so that format is for JsonConverter only.
+     */
+    @Test
+    void payloadAndPayloadBytesAreAvroStringAndBytesPayloadJsonHasNoAvroSchemaOfItsOwn() {
+        String json = "{\"name\": \"ACME\"}";
+        Map<String, SourceRecordValue> shapes = new java.util.LinkedHashMap<>();
+        for (String format : RecordShape.ValueFormat.configNames()) {
+            RecordShape shape = new RecordShape(RecordShape.ValueFormat.of(format), false, "");
+            OutboxRecordFactory factory = new OutboxRecordFactory(
+                List.of(new Subscription("hooks", "hooks", List.of("*"), false)), "events", shape);
+            List<org.apache.kafka.connect.source.SourceRecord> out = new java.util.ArrayList<>();
+            factory.records(List.of(factory.pending(new ClaimedRow(1, "id-1", "t", "s", json, 1L, 1, null,
+                json.length(), null, null, null, false))), out);
+            shapes.put(format, new SourceRecordValue(out.get(0).valueSchema(), out.get(0).value()));
+        }
+        SourceRecordValue payload = shapes.get("payload");
+        assertThat(avroData.fromConnectSchema(payload.schema()).toString()).isEqualTo("[\"null\",\"string\"]");
+        assertThat(((NonRecordContainer) avroData.fromConnectData(payload.schema(), payload.value())).getValue())
+            .isEqualTo(json);
+        SourceRecordValue bytes = shapes.get("payload.bytes");
+        assertThat(avroData.fromConnectSchema(bytes.schema()).toString()).isEqualTo("[\"null\",\"bytes\"]");
+        SourceRecordValue parsed = shapes.get("payload.json");
+        assertThat(parsed.schema()).as("schemaless: nothing an Avro converter can register").isNull();
+        // the converter falls back to its catch-all record: every value in nullable boolean/bytes/.../map
+        // fields, not the payload's own shape; consumers would decode that wrapper, not the event
+        GenericContainer anything = (GenericContainer) avroData.fromConnectData(null, parsed.value());
+        assertThat(anything.getSchema().getFullName()).isEqualTo("io.confluent.connect.avro.Anything");
+    }
+
+    private record SourceRecordValue(Schema schema, Object value) {
+    }
 }

@@ -2,12 +2,21 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.converters.ByteArrayConverter;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.storage.Converter;
+import org.apache.kafka.connect.storage.StringConverter;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -140,5 +149,135 @@ class OutboxRecordFactoryTest {
         assertThat(settled).hasSize(1);
         assertThat(settled.get(0).failed()).isTrue();
         assertThat(settled.get(0).failure()).contains("mail").contains("errors.tolerance=all");
+    }
+
+    // ---- record shapes (value.format, headers.format) ----
+
+    private static final String PAYLOAD = "{\"name\": \"Zoë \\\"ACME\\\"\", \"tags\": [1, 2.5, null, true], \"big\": 123456789012345678901234}";
+
+    private static RecordShape shape(String valueFormat, boolean cloudEvents) {
+        return new RecordShape(RecordShape.ValueFormat.of(valueFormat), cloudEvents, cloudEvents ? "/outbox/test" : "");
+    }
+
+    private static List<SourceRecord> build(RecordShape shape, List<Subscription> subs, ClaimedRow... rows) {
+        OutboxRecordFactory f = new OutboxRecordFactory(subs, "events", shape);
+        List<PendingRow> pending = new ArrayList<>();
+        for (ClaimedRow r : rows) {
+            pending.add(f.pending(r));
+        }
+        List<SourceRecord> out = new ArrayList<>();
+        f.records(pending, out);
+        return out;
+    }
+
+    private static ClaimedRow payloadRow(long seq, String subject) {
+        return new ClaimedRow(seq, "id-" + seq, "supplier.connected", subject, PAYLOAD, 1_700_000_000_123L, 1, null,
+            JdbcOutboxStore.utf8Length(PAYLOAD), "object", new String[] {"traceparent"}, new String[] {"00-abc-01"},
+            false);
+    }
+
+    private static String header(SourceRecord r, String name) {
+        Header h = r.headers().lastWithName(name);
+        return h == null ? null : String.valueOf(h.value());
+    }
+
+    private static byte[] convert(Converter converter, Map<String, String> props, SourceRecord r) {
+        converter.configure(props, false);
+        return converter.fromConnectData(r.topic(), r.valueSchema(), r.value());
+    }
+
+    @Test
+    void payloadWithStringConverterIsTheCommittedTextByteForByte() {
+        SourceRecord r = build(shape("payload", false), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        assertThat(new String(convert(new StringConverter(), Map.of(), r), StandardCharsets.UTF_8)).isEqualTo(PAYLOAD);
+        assertThat(r.key()).isEqualTo("s:1");
+        assertThat(r.timestamp()).isEqualTo(1_700_000_000_123L);
+    }
+
+    @Test
+    void payloadBytesWithByteArrayConverterIsTheCommittedTextByteForByte() {
+        SourceRecord r = build(shape("payload.bytes", false), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        assertThat(convert(new ByteArrayConverter(), Map.of(), r)).isEqualTo(PAYLOAD.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void payloadJsonWithSchemalessJsonConverterIsAnObjectNotAnEscapedString() throws Exception {
+        SourceRecord r = build(shape("payload.json", false), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        byte[] bytes = convert(new JsonConverter(), Map.of("schemas.enable", "false"), r);
+        JsonNode written = new ObjectMapper().readTree(bytes);
+        assertThat(written.isObject()).isTrue();
+        assertThat(written.get("name").asText()).isEqualTo("Zoë \"ACME\"");
+        assertThat(written.get("tags").toString()).isEqualTo("[1,2.5,null,true]");
+        // beyond a long: a double, as JsonConverter writes no other number schemaless
+        assertThat(written.get("big").asDouble()).isEqualTo(1.2345678901234568E23);
+        assertThat(new ObjectMapper().readTree(PAYLOAD).get("name")).isEqualTo(written.get("name"));
+    }
+
+    @Test
+    void payloadFormatsCarryTheMetadataInHeaders() {
+        for (String format : List.of("payload", "payload.bytes", "payload.json")) {
+            SourceRecord r = build(shape(format, false), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+            assertThat(header(r, "event.id")).as(format).isEqualTo("id-5");
+            assertThat(header(r, "event.type")).as(format).isEqualTo("supplier.connected");
+            assertThat(header(r, "subscription")).as(format).isEqualTo("webhooks");
+            assertThat(header(r, "event.seq")).as(format).isEqualTo("5");
+            assertThat(header(r, "event.subject")).as(format).isEqualTo("s:1");
+            assertThat(header(r, "event.occurred_at")).as(format).isEqualTo("2023-11-14T22:13:20.123Z");
+            assertThat(header(r, "event.coalesced_seqs")).as(format).isNull();
+            assertThat(header(r, "traceparent")).as(format).isEqualTo("00-abc-01");
+            assertThat(header(r, "ce_id")).as(format).isNull();
+        }
+    }
+
+    @Test
+    void theEnvelopeKeepsTodaysHeadersOnly() {
+        SourceRecord r = build(RecordShape.ENVELOPE, List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        List<String> names = new ArrayList<>();
+        r.headers().forEach(h -> names.add(h.key()));
+        assertThat(names).containsExactly("event.id", "event.type", "subscription", "traceparent");
+        assertThat(r.valueSchema()).isSameAs(OutboxRecordFactory.VALUE_SCHEMA);
+    }
+
+    @Test
+    void aCoalescedPayloadRecordListsTheSeqsItCoversInAHeader() {
+        List<SourceRecord> records = build(shape("payload", false), List.of(INDEX), payloadRow(3, "s:1"),
+            payloadRow(8, "s:1"));
+        assertThat(records).hasSize(1);
+        assertThat(header(records.get(0), "event.seq")).isEqualTo("8");
+        assertThat(header(records.get(0), "event.coalesced_seqs")).isEqualTo("3,8");
+    }
+
+    @Test
+    void cloudEventsHeadersFollowTheKafkaBindingsBinaryMode() {
+        SourceRecord r = build(shape("payload", true), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        assertThat(header(r, "ce_specversion")).isEqualTo("1.0");
+        assertThat(header(r, "ce_id")).isEqualTo("id-5");
+        assertThat(header(r, "ce_type")).isEqualTo("supplier.connected");
+        assertThat(header(r, "ce_source")).isEqualTo("/outbox/test");
+        assertThat(header(r, "ce_time")).isEqualTo("2023-11-14T22:13:20.123Z");
+        assertThat(header(r, "ce_subject")).isEqualTo("s:1");
+        assertThat(header(r, "content-type")).isEqualTo("application/json");
+
+        SourceRecord envelope = build(shape("envelope", true), List.of(WEBHOOKS), payloadRow(5, "s:1")).get(0);
+        assertThat(header(envelope, "ce_id")).isEqualTo("id-5");
+        assertThat(header(envelope, "content-type")).as("the envelope's content type is the converter's").isNull();
+    }
+
+    @Test
+    void everyHeaderTheRelayWritesIsReservedUnderThatShape() {
+        for (String format : RecordShape.ValueFormat.configNames()) {
+            for (boolean ce : List.of(false, true)) {
+                RecordShape shape = shape(format, ce);
+                ClaimedRow bare = new ClaimedRow(9, "id-9", "t", "s", "{}", 1L, 1, null, 2, null, null, null, false);
+                for (SourceRecord r : build(shape, List.of(INDEX), payloadRow(3, "s"), payloadRow(4, "s"), bare)) {
+                    List<String> written = new ArrayList<>();
+                    r.headers().forEach(h -> written.add(h.key()));
+                    written.remove("traceparent"); // the row's own
+                    assertThat(shape.reservedHeaders()).as("%s ce=%s", format, ce).containsAll(written);
+                }
+            }
+        }
+        assertThat(RecordShape.ENVELOPE.reservedHeaders()).as("a writer's own CloudEvents headers stay allowed")
+            .doesNotContain("content-type", "ce_id");
     }
 }

@@ -67,6 +67,8 @@ class PluginArchiveIT {
         assertThat(entries).containsKeys(top + "/manifest.json", top + "/LICENSE", top + "/doc/LICENSE",
             top + "/doc/README.md", top + "/doc/CHANGELOG.md",
             top + "/lib/outbox-relay-connector-" + version + ".jar");
+        assertThat(entries.keySet()).as("value.format=payload.json parses with Jackson; a worker need not have it")
+            .anyMatch(n -> n.matches(top.replace(".", "\\.") + "/lib/jackson-databind-[0-9.]+\\.jar"));
         assertThat(text(top + "/LICENSE")).contains("Apache License").contains("Version 2.0, January 2004");
         List<String> etcDocs = entries.keySet().stream()
             .filter(n -> n.startsWith(top + "/etc/") && n.endsWith(".md")).toList();

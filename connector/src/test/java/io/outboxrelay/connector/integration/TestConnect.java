@@ -78,16 +78,21 @@ public final class TestConnect {
 
     /** Everything on {@code topics} from the beginning, reading until {@code expected} records or the timeout. */
     public static List<Received> consume(int expected, Duration timeout, String... topics) {
+        return consumeRaw(expected, timeout, topics).stream().map(TestConnect::toReceived).toList();
+    }
+
+    /** The same as the bytes on the wire, for tests of what a converter wrote. */
+    public static List<ConsumerRecord<byte[], byte[]>> consumeRaw(int expected, Duration timeout, String... topics) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.GROUP_ID_CONFIG, "it-" + System.nanoTime());
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
-        List<Received> out = new ArrayList<>();
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = cluster().kafka().createConsumerAndSubscribeTo(props, topics)) {
             long deadline = System.nanoTime() + timeout.toNanos();
             while (out.size() < expected && System.nanoTime() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    out.add(toReceived(r));
+                    out.add(r);
                 }
             }
         }

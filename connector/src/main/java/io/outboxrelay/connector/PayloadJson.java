@@ -1,0 +1,63 @@
+package io.outboxrelay.connector;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The payload as the schemaless Connect value {@code value.format=payload.json} emits: objects become
+ * {@code Map<String, Object>} (keys in the payload's order), arrays {@code List}, strings {@code String},
+ * booleans {@code Boolean}, null {@code null}. An integer that fits a long becomes a {@code Long}, every
+ * other number a {@code Double}: JsonConverter writes no other number schemaless.
+ */
+final class PayloadJson {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private PayloadJson() {
+    }
+
+    static Object parse(String json) {
+        try {
+            return value(MAPPER.readTree(json));
+        } catch (JsonProcessingException e) {
+            // the column is jsonb: PostgreSQL only ever returns valid JSON text
+            throw new IllegalStateException("payload is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static Object value(JsonNode node) {
+        switch (node.getNodeType()) {
+            case OBJECT -> {
+                Map<String, Object> map = new LinkedHashMap<>();
+                for (Map.Entry<String, JsonNode> e : node.properties()) {
+                    map.put(e.getKey(), value(e.getValue()));
+                }
+                return map;
+            }
+            case ARRAY -> {
+                List<Object> list = new ArrayList<>(node.size());
+                for (JsonNode element : node) {
+                    list.add(value(element));
+                }
+                return list;
+            }
+            case STRING -> {
+                return node.textValue();
+            }
+            case BOOLEAN -> {
+                return node.booleanValue();
+            }
+            case NUMBER -> {
+                return node.isIntegralNumber() && node.canConvertToLong() ? (Object) node.longValue()
+                    : (Object) node.doubleValue();
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+}

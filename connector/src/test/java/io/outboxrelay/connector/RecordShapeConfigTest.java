@@ -1,0 +1,45 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+/** value.format, headers.format and cloudevents.source: defaults, and the settings that are refused. */
+class RecordShapeConfigTest {
+    private static OutboxSourceConnectorConfig config(String... kv) {
+        Map<String, String> props = new HashMap<>(Map.of("connection.url", "jdbc:postgresql://localhost/app",
+            "subscriptions", "hooks"));
+        for (int i = 0; i < kv.length; i += 2) {
+            props.put(kv[i], kv[i + 1]);
+        }
+        return new OutboxSourceConnectorConfig(props);
+    }
+
+    @Test
+    void anExistingConfigKeepsTheEnvelopeWithPlainHeaders() {
+        assertThat(config().recordShape()).isEqualTo(RecordShape.ENVELOPE);
+    }
+
+    @Test
+    void cloudEventsNeedASourceThatIsAUriReference() {
+        assertThatThrownBy(() -> config("headers.format", "cloudevents"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("cloudevents.source");
+        assertThatThrownBy(() -> config("headers.format", "cloudevents", "cloudevents.source", "not a uri"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("URI-reference");
+        RecordShape shape = config("value.format", "payload.json", "headers.format", "cloudevents",
+            "cloudevents.source", "/outbox/orders").recordShape();
+        assertThat(shape).isEqualTo(new RecordShape(RecordShape.ValueFormat.PAYLOAD_JSON, true, "/outbox/orders"));
+    }
+
+    @Test
+    void anUnknownFormatIsRefusedWithTheChoices() {
+        assertThatThrownBy(() -> config("value.format", "debezium"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("envelope, payload, payload.bytes, payload.json");
+        assertThatThrownBy(() -> config("headers.format", "structured"))
+            .isInstanceOf(ConfigException.class).hasMessageContaining("plain, cloudevents");
+    }
+}
