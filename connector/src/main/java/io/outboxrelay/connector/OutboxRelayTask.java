@@ -72,6 +72,11 @@ public class OutboxRelayTask extends SourceTask {
     public void start(Map<String, String> props) {
         config = new OutboxSourceTaskConfig(props);
         OutboxSourceConnectorConfig connector = config.connector();
+        long now = clock.millis();
+        startedAt = now;
+        // before the backend opens: its LISTEN thread may call notified() or listening() at once
+        schedule = new ClaimSchedule(now, connector.sweepInterval().toMillis(), connector.pollInterval().toMillis(),
+            connector.listenEnabled());
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::listening);
         store = backend.store();
@@ -85,12 +90,8 @@ public class OutboxRelayTask extends SourceTask {
             metrics);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
             metrics.gauges(held::inFlightCount, tableWide));
-        long now = clock.millis();
-        startedAt = now;
         claimSizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         metrics.claimSize(claimSizer.next(), 0);
-        schedule = new ClaimSchedule(now, connector.sweepInterval().toMillis(), connector.pollInterval().toMillis(),
-            connector.listenEnabled());
         nextLeaseExtensionAt = now + leaseExtensionPeriodMs();
         try {
             takeBackPreviousIncarnations();

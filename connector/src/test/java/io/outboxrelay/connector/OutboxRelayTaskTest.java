@@ -80,7 +80,17 @@ class OutboxRelayTaskTest {
             "outbox.listen.enabled", "false", "outbox.lease.ms", Long.toString(LEASE_MS),
             "outbox.backoff.initial.ms", "2000", "outbox.poll.interval.ms", "1000"));
         props.putAll(overrides);
-        task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> new RelayBackend() {
+        task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> {
+            // a LISTEN thread may report at once, before start() has finished
+            onListening.run();
+            onNotify.run();
+            return backend();
+        });
+        task.start(props);
+    }
+
+    private RelayBackend backend() {
+        return new RelayBackend() {
             @Override
             public OutboxStore store() {
                 return store;
@@ -90,8 +100,7 @@ class OutboxRelayTaskTest {
             public void close() {
                 // nothing opened
             }
-        });
-        task.start(props);
+        };
     }
 
     private static RecordMetadata at(long offset) {
