@@ -3,14 +3,11 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Clock;
+import io.outboxrelay.testsupport.MutableClock;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -29,36 +26,7 @@ import org.junit.jupiter.api.Test;
 class OutboxRelayTaskTest {
     private static final long LEASE_MS = 3_000;
 
-    /** A clock the test moves. */
-    private static final class TestClock extends Clock {
-        final AtomicLong millis = new AtomicLong(1_000_000);
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-
-        void advance(long ms) {
-            millis.addAndGet(ms);
-        }
-    }
-
-    private final TestClock clock = new TestClock();
+    private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(1_000_000));
     private FakeOutboxStore store;
     private OutboxRelayTask task;
 

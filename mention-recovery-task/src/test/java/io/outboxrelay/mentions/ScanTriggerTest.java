@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.testsupport.MutableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.outboxrelay.mentions;
+package io.outboxrelay.testsupport;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,15 +7,19 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /** A clock tests move by hand. */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
     private volatile Instant now;
 
-    MutableClock(Instant start) {
+    public MutableClock(Instant start) {
         this.now = start;
     }
 
-    void advance(Duration d) {
+    public void advance(Duration d) {
         now = now.plus(d);
+    }
+
+    public void advance(long millis) {
+        advance(Duration.ofMillis(millis));
     }
 
     @Override
