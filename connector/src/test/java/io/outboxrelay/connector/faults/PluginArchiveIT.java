@@ -80,9 +80,10 @@ class PluginArchiveIT {
         String lib = top + "/lib/";
         List<String> jars = entries.keySet().stream().filter(n -> n.startsWith(lib) && n.endsWith(".jar"))
             .map(n -> n.substring(lib.length()).replaceAll("-\\d[^/]*\\.jar$", "")).sorted().toList();
-        // jackson-core too: a plugin's class loader does not see the worker's Jackson
-        assertThat(jars).containsExactly("HikariCP", "jackson-core", "mention-recovery-task", "outbox-relay-common",
-            "outbox-relay-connector", "postgresql");
+        // Jackson too (headers, fanout, value.format=payload.json): a plugin's class loader does not see the
+        // worker's Jackson
+        assertThat(jars).containsExactly("HikariCP", "jackson-annotations", "jackson-core", "jackson-databind",
+            "mention-recovery-task", "outbox-relay-common", "outbox-relay-connector", "postgresql");
     }
 
     @Test
