@@ -93,7 +93,8 @@ final class OutboxLiveValidator {
                 }
             }
         }
-        String shared = new SharedTableGuard(connectorName, config.quotedTable(), config.subscriptions()).conflict(c);
+        String shared = new SharedTableGuard(connectorName, config.quotedTable(), config.subscriptions(),
+            config.recordShape()).conflict(c);
         if (shared != null) {
             error(result, OutboxSourceConnectorConfig.SUBSCRIPTIONS, shared);
         }

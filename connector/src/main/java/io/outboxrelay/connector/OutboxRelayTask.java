@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
+    /** Covers a database clock a little ahead of the worker's when a released row falls due. */
+    private static final long RETRY_CLOCK_MARGIN_MS = 100;
 
     private final Clock clock;
     private final RelayBackend.Factory backends;
@@ -46,7 +48,7 @@ public class OutboxRelayTask extends SourceTask {
     private ClaimSchedule schedule;
     private ClaimSizer claimSizer;
     /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
-    private WakeupCycle wakeup;
+    private volatile WakeupCycle wakeup;
     private boolean firstPassDone;
     private boolean leasesToRecover;
     private boolean reachedDatabase;
@@ -109,6 +111,10 @@ public class OutboxRelayTask extends SourceTask {
 
     /** LISTEN thread: a NOTIFY arrived. */
     private void notified() {
+        WakeupCycle cycle = wakeup;
+        if (cycle != null) {
+            cycle.notified();
+        }
         schedule.request();
         metrics.notifyWakeup();
         wake.signal();
@@ -313,7 +319,6 @@ public class OutboxRelayTask extends SourceTask {
      * backoff, acknowledged rows are stamped. Whatever fails, the rows stay held and are written again.
      */
     private void settle() throws SQLException {
-        long now = clock.millis();
         for (PendingRow row : held.settle()) {
             String poison = rules.poisonAfterFailure(row);
             if (poison != null) {
@@ -333,7 +338,9 @@ public class OutboxRelayTask extends SourceTask {
         if (!releases.isEmpty()) {
             store.release(releases);
             held.releasesWritten();
-            releases.forEach(r -> schedule.retryAt(now + r.delayMs()));
+            // the database's next_attempt_at was set during the statement: look no earlier than after it
+            long releasedAt = clock.millis() + RETRY_CLOCK_MARGIN_MS;
+            releases.forEach(r -> schedule.retryAt(releasedAt + r.delayMs()));
             metrics.failed(releases.size());
         }
         List<OutboxStore.Stamp> stamps = held.stampsToWrite();
@@ -410,6 +417,17 @@ public class OutboxRelayTask extends SourceTask {
         metricsRegistry.close();
         try {
             settle();
+        } catch (SQLException e) {
+            log.warn("Could not release leases on stop: writing what settled failed ({}); those rows' leases expire"
+                + " after {} ms and they are claimed again", e.getMessage(), config.connector().lease().toMillis());
+        }
+        try {
+            // rows of a claim that failed before they reached Connect: never attempted as far as Connect knows
+            List<OutboxStore.Release> lost = held.claimsLostToGiveBack();
+            if (!lost.isEmpty()) {
+                store.release(lost);
+                held.claimsLostGivenBack();
+            }
             List<OutboxStore.Release> inFlight = held.inFlightAtStop();
             if (!inFlight.isEmpty()) {
                 store.release(inFlight);

@@ -114,7 +114,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
                     + " halves it, down to this.", OUTBOX_GROUP, ++order, Width.SHORT, "Batch size")
             .define(BATCH_MAX_SIZE, Type.INT, 1_000, Range.between(1, 10_000), Importance.LOW,
                 "The largest claim a busy task makes (claims grow while they come back full). A task holds at"
-                    + " most outbox.batch.max.size x outbox.max.inflight.batches rows. A value below"
+                    + " most outbox.batch.max.size x (outbox.max.inflight.batches + 1) rows. A value below"
                     + " outbox.batch.size keeps every claim at outbox.batch.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max batch size")
             .define(LEASE_MS, Type.LONG, 60_000L, Range.atLeast(1_000), Importance.MEDIUM,

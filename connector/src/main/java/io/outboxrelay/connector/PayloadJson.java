@@ -20,6 +20,22 @@ final class PayloadJson {
     private PayloadJson() {
     }
 
+    /**
+     * Why {@link #parse} would fail on this payload (PostgreSQL's jsonb accepts nesting and number lengths
+     * beyond Jackson's limits), or null. Checked before a row is produced, so such a row is poisoned
+     * instead of failing the task.
+     */
+    static String problem(String json) {
+        try {
+            parse(json);
+            return null;
+        } catch (RuntimeException e) {
+            Throwable cause = e.getCause() instanceof JsonProcessingException j ? j : e;
+            String message = cause instanceof JsonProcessingException j ? j.getOriginalMessage() : cause.getMessage();
+            return message == null ? cause.getClass().getSimpleName() : message;
+        }
+    }
+
     static Object parse(String json) {
         try {
             return value(MAPPER.readTree(json));

@@ -37,11 +37,13 @@ final class RejectionRules {
                 + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
                 + " events_requeue(" + row.seq() + ")";
         }
-        if (config.recordShape().valueFormat() == RecordShape.ValueFormat.PAYLOAD_JSON
-            && nestingDepth(row.payload()) > MAX_PAYLOAD_NESTING) {
-            return "payload nests objects and arrays deeper than " + MAX_PAYLOAD_NESTING + " levels, more than"
-                + " value.format=payload.json turns into a record; flatten the payload or use value.format=payload,"
-                + " then SELECT events_requeue(" + row.seq() + ")";
+        if (config.recordShape().valueFormat() == RecordShape.ValueFormat.PAYLOAD_JSON) {
+            String problem = PayloadJson.problem(row.payload());
+            if (problem != null) {
+                return "value.format=payload.json cannot turn the payload into a record (" + problem + ");"
+                    + " simplify the payload or use value.format=payload, then SELECT events_requeue(" + row.seq()
+                    + ")";
+            }
         }
         int bytes = row.estimatedRecordBytes(config.recordShape());
         if (bytes > config.maxRecordBytes()) {
@@ -52,33 +54,6 @@ final class RejectionRules {
                 + row.seq() + ")";
         }
         return null;
-    }
-
-    /** Below Jackson's default limit (1000), which would otherwise fail the task while building the record. */
-    static final int MAX_PAYLOAD_NESTING = 500;
-
-    /** How deep objects and arrays nest in a JSON text (brackets inside strings do not count). */
-    static int nestingDepth(String json) {
-        int depth = 0;
-        int max = 0;
-        boolean inString = false;
-        for (int i = 0, n = json.length(); i < n; i++) {
-            char c = json.charAt(i);
-            if (inString) {
-                if (c == '\\') {
-                    i++;
-                } else if (c == '"') {
-                    inString = false;
-                }
-            } else if (c == '"') {
-                inString = true;
-            } else if (c == '{' || c == '[') {
-                max = Math.max(max, ++depth);
-            } else if (c == '}' || c == ']') {
-                depth--;
-            }
-        }
-        return max;
     }
 
     private static String reservedHeader(ClaimedRow row, List<String> reserved) {

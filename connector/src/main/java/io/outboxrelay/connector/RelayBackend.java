@@ -30,7 +30,7 @@ interface RelayBackend extends AutoCloseable {
         OutboxSourceConnectorConfig connector = config.connector();
         String owner = config.leaseOwner();
         SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
-            connector.subscriptions());
+            connector.subscriptions(), connector.recordShape());
         ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
         HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), owner, incarnation,

@@ -8,6 +8,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
@@ -22,7 +23,10 @@ import java.util.regex.Pattern;
  * subscribers never get.
  *
  * <p>Each relay session announces what it relays in its {@code application_name}:
- * {@code outbox-relay:<connector>-<task>@<table>.<subscriptions>}, two fingerprints of eight hex digits.
+ * {@code outbox-relay:<connector>-<task>@<table>.<records>.<connector>}, three fingerprints of six hex
+ * digits: of the table, of what decides the records (subscriptions and the record shape), and of the full
+ * connector name, which tells a connector's own sessions apart even when its name is cut to fit the 63
+ * bytes PostgreSQL keeps (the name part is ASCII: PostgreSQL would escape other characters).
  * {@code validate()} and each relay task, before its first claim, look at the sessions of the database
  * (pg_stat_activity, whose application names any role may read) for a running connector on the same table
  * with other subscriptions. Tables are told apart by {@code outbox.table} as configured, an unqualified
@@ -33,30 +37,32 @@ final class SharedTableGuard {
     static final String PREFIX = "outbox-relay:";
     /** PostgreSQL keeps the first 63 bytes of an application name. */
     private static final int MAX_APPLICATION_NAME = 63;
-    /** Bytes left for the task's name: the prefix and the two fingerprints ("@" 8 "." 8) take the rest. */
-    private static final int OWNER_ROOM = MAX_APPLICATION_NAME - PREFIX.length() - 18;
+    /** Bytes left for the task's name: the prefix and the fingerprints ("@" 6 "." 6 "." 6) take the rest. */
+    private static final int OWNER_ROOM = MAX_APPLICATION_NAME - PREFIX.length() - 21;
     private static final Pattern ANNOUNCED = Pattern.compile(
-        Pattern.quote(PREFIX) + "(.*)@([0-9a-f]{8})\\.([0-9a-f]{8})");
+        Pattern.quote(PREFIX) + "(.*)@([0-9a-f]{6})\\.([0-9a-f]{6})\\.([0-9a-f]{6})");
 
     private final String connector;
     private final String tableFingerprint;
     private final String fingerprint;
+    private final String connectorFingerprint;
 
     /** @param quotedTable the table as the relay quotes it ({@code "events"}, {@code "app"."events"}) */
-    SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions) {
+    SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions, RecordShape shape) {
         this.connector = connector;
         this.tableFingerprint = sha256Hex(quotedTable.contains("\".\"") ? quotedTable : "\"public\"." + quotedTable);
-        this.fingerprint = fingerprint(subscriptions);
+        this.fingerprint = fingerprint(subscriptions, shape);
+        this.connectorFingerprint = sha256Hex(connector);
     }
 
     /**
-     * Eight hex digits over everything that decides a row's records: each subscription's name, topic,
-     * event-type globs and coalescing, in name order.
+     * Six hex digits over everything that decides a row's records: each subscription's name, topic,
+     * event-type globs and coalescing, in name order, and the record shape.
      */
-    static String fingerprint(List<Subscription> subscriptions) {
+    static String fingerprint(List<Subscription> subscriptions, RecordShape shape) {
         List<Subscription> byName = new ArrayList<>(subscriptions);
         byName.sort(Comparator.comparing(Subscription::name));
-        StringBuilder canonical = new StringBuilder();
+        StringBuilder canonical = new StringBuilder(String.valueOf(shape)).append("\n\n");
         for (Subscription s : byName) {
             canonical.append(s.name()).append('\n').append(s.topic()).append('\n')
                 .append(String.join(",", new TreeSet<>(s.eventTypeGlobs()))).append('\n')
@@ -68,7 +74,7 @@ final class SharedTableGuard {
     private static String sha256Hex(String s) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 4);
+            return HexFormat.of().formatHex(digest, 0, 3);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
         }
@@ -76,8 +82,9 @@ final class SharedTableGuard {
 
     /** The application name of a relay session of task {@code owner}; the owner part is cut if too long. */
     String applicationName(String owner) {
-        return PREFIX + (owner.length() > OWNER_ROOM ? owner.substring(0, OWNER_ROOM) : owner) + "@" + tableFingerprint
-            + "." + fingerprint;
+        String ascii = owner.replaceAll("[^\\x20-\\x7e]", "?");
+        return PREFIX + (ascii.length() > OWNER_ROOM ? ascii.substring(0, OWNER_ROOM) : ascii) + "@" + tableFingerprint
+            + "." + fingerprint + "." + connectorFingerprint;
     }
 
     /**
@@ -85,29 +92,36 @@ final class SharedTableGuard {
      * subscriptions on it and the fix; null when no such connector runs.
      */
     String conflict(Connection c) throws SQLException {
+        List<String> names = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT DISTINCT application_name FROM pg_stat_activity"
             + " WHERE datname = current_database() AND starts_with(application_name, ?)")) {
             ps.setString(1, PREFIX);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    Matcher m = ANNOUNCED.matcher(rs.getString(1));
-                    if (!m.matches() || !m.group(2).equals(tableFingerprint) || m.group(3).equals(fingerprint)) {
-                        continue;
-                    }
-                    String owner = m.group(1);
-                    String other = owner.replaceFirst("-\\d+$", "");
-                    if (other.equals(connector) || owner.length() == OWNER_ROOM && connector.startsWith(owner)) {
-                        continue; // this connector's own sessions (tasks before a reconfiguration; a long name cut)
-                    }
-                    return "connector '" + connector + "' would relay the same outbox table as running connector '"
-                        + other + "', but with other subscriptions. A row is fanned out once, for the subscriptions"
-                        + " of whichever connector claims it, so each connector's subscribers would lose the rows the"
-                        + " other one claims. Give '" + connector + "' exactly the subscription settings of '" + other
-                        + "' (subscriptions and every subscription.<name>.* key), or add the new subscriptions to '"
-                        + other + "' instead of running a second connector, or give '" + connector
-                        + "' its own outbox table";
+                    names.add(rs.getString(1));
                 }
             }
+        }
+        return conflictAmong(names);
+    }
+
+    /** {@link #conflict} over the application names of the database's sessions. */
+    String conflictAmong(Collection<String> applicationNames) {
+        for (String name : applicationNames) {
+            Matcher m = ANNOUNCED.matcher(name);
+            if (!m.matches() || !m.group(2).equals(tableFingerprint) || m.group(3).equals(fingerprint)
+                || m.group(4).equals(connectorFingerprint)) {
+                continue; // another table, the same records, or this connector's own sessions
+            }
+            String owner = m.group(1);
+            String other = owner.length() == OWNER_ROOM ? owner + "..." : owner.replaceFirst("-\\d+$", "");
+            return "connector '" + connector + "' would relay the same outbox table as running connector '"
+                + other + "', but with other subscriptions or another record shape. A row is fanned out once, for"
+                + " the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
+                + " the rows the other one claims. Give '" + connector + "' exactly the subscription settings of '"
+                + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format), or add"
+                + " the new subscriptions to '" + other + "' instead of running a second connector, or give '"
+                + connector + "' its own outbox table";
         }
         return null;
     }

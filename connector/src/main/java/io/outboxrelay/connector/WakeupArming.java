@@ -120,8 +120,10 @@ final class WakeupArming implements WakeupCycle.Flag {
             return false;
         }
         try (Connection c = dataSource.getConnection();
+             // still running as a new snapshot sees it, which is what the next claim sees: a committed
+             // transaction can be marked committed before it leaves the running set (synchronous replication)
              PreparedStatement ps = c.prepareStatement("SELECT x::text FROM unnest(?::text[]::xid8[]) x"
-                 + " WHERE pg_xact_status(x) = 'in progress'")) {
+                 + " WHERE NOT pg_visible_in_snapshot(x, pg_current_snapshot())")) {
             Array xids = c.createArrayOf("text", inProgress.toArray());
             ps.setArray(1, xids);
             List<String> still = new ArrayList<>();

@@ -10,9 +10,12 @@ import java.sql.SQLException;
  * claim, and while writers that were in progress at the arming remain, the task claims again each time
  * some of them end (looking after 2 ms, doubling up to {@link ClaimSchedule#MAX_IDLE_WAIT_MS} while none
  * ends). When none is left, one more claim (FINAL); if it finds nothing, the task is QUIET: armed and
- * idle until a NOTIFY, looking every {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether the flag was cleared
- * without a NOTIFY reaching it (the clearing writer rolled back, or LISTEN was reconnecting), and then
- * arming it again.
+ * idle until a NOTIFY. A NOTIFY means a writer cleared the flag, and with it maybe the wake-up of writers
+ * that came after it: every task that receives one arms again and settles on the writers then in progress,
+ * whatever it finds to claim (the rows of those writers may be in its share of subjects, not in the
+ * share of the task that claimed the notifying row). Unless busy, a task also looks every
+ * {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether the flag was cleared without a NOTIFY reaching it (the
+ * clearing writer rolled back, or LISTEN was reconnecting), and then arms it again.
  */
 final class WakeupCycle {
     /** The flag as the cycle uses it. */
@@ -36,6 +39,9 @@ final class WakeupCycle {
     private long nextArmCheckAt;
     private long nextSettleCheckAt;
     private long recheckMs = RECHECK_MIN_MS;
+    private volatile boolean notified;
+    /** When the flag was last armed: a claim in the same pass already follows that arming. */
+    private long armedAt = Long.MIN_VALUE;
 
     WakeupCycle(Flag flag, Runnable requestClaim) {
         this.flag = flag;
@@ -46,8 +52,25 @@ final class WakeupCycle {
         return state;
     }
 
+    /** LISTEN thread: a NOTIFY arrived, so a writer cleared the flag. */
+    void notified() {
+        notified = true;
+    }
+
     /** Before a pass's claim: looks at the writers in progress or at the flag when it is time to. */
     void beforeClaim(long now) throws SQLException {
+        if (notified) {
+            notified = false;
+            arm(now);
+            return;
+        }
+        if (state != State.BUSY && now >= nextArmCheckAt) {
+            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
+            if (!flag.armed()) {
+                arm(now);
+                return;
+            }
+        }
         if (state == State.SETTLING && now >= nextSettleCheckAt) {
             if (flag.someEnded()) {
                 requestClaim.run(); // a writer that may have read the flag unarmed has committed
@@ -60,11 +83,6 @@ final class WakeupCycle {
                 state = State.FINAL;
                 requestClaim.run();
             }
-        } else if (state == State.QUIET && now >= nextArmCheckAt) {
-            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
-            if (!flag.armed()) {
-                arm(now);
-            }
         }
     }
 
@@ -76,11 +94,10 @@ final class WakeupCycle {
     void afterClaim(int rows, boolean full, long now) throws SQLException {
         if (full) {
             state = State.BUSY;
-        } else if (rows > 0 || state == State.BUSY) {
+        } else if ((rows > 0 || state == State.BUSY) && armedAt != now) {
             arm(now);
         } else if (state == State.FINAL) {
             state = State.QUIET;
-            nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
         }
     }
 
@@ -90,7 +107,9 @@ final class WakeupCycle {
     }
 
     private void arm(long now) throws SQLException {
+        state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
         flag.arm();
+        armedAt = now;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;
         nextSettleCheckAt = now; // the claim after arming is the next pass's

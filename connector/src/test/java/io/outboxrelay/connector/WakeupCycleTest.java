@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /** The wake-up cycle as pure logic, against a flag whose answers the test gives. */
 class WakeupCycleTest {
     /** A flag whose writers in progress end when the test says so. */
-    private static final class FakeFlag implements WakeupCycle.Flag {
+    private static class FakeFlag implements WakeupCycle.Flag {
         int arms;
         boolean armed;
         final Deque<Boolean> endings = new ArrayDeque<>();
@@ -127,5 +127,63 @@ class WakeupCycleTest {
         cycle.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
         assertThat(flag.arms).isEqualTo(2);
         assertThat(cycle.state()).isEqualTo(State.SETTLING);
+    }
+
+    /**
+     * Two tasks, one flag: a writer in task A's share clears it and notifies, a writer in task B's share
+     * read it cleared and sends nothing. Task B finds nothing when the NOTIFY wakes it, but arms again and
+     * settles on the writers in progress, so it claims B's row when that writer commits.
+     */
+    @Test
+    void aNotifyArmsEveryTaskThatReceivesItEvenWhenItsClaimFindsNothing() throws Exception {
+        cycle.afterClaim(0, false, 0);
+        cycle.beforeClaim(0);
+        cycle.afterClaim(0, false, 0);
+        assertThat(cycle.state()).isEqualTo(State.QUIET);
+        flag.armed = false; // task A's writer cleared it
+
+        flag.inProgress = 1; // task B's writer, who read it cleared
+        cycle.notified();
+        cycle.beforeClaim(10);
+        assertThat(flag.arms).isEqualTo(2);
+        assertThat(cycle.state()).isEqualTo(State.SETTLING);
+        cycle.afterClaim(0, false, 10);
+        assertThat(flag.arms).as("armed once in a pass").isEqualTo(2);
+
+        flag.endings.add(true);
+        claimsAsked = 0;
+        cycle.beforeClaim(12);
+        assertThat(claimsAsked).as("B's writer ended: claim").isPositive();
+    }
+
+    @Test
+    void aSettlingTaskAlsoArmsAgainWhenTheFlagWasClearedWithoutANotify() throws Exception {
+        flag.inProgress = 1; // a long transaction keeps the task settling
+        cycle.afterClaim(1, false, 0);
+        flag.armed = false; // cleared by a writer that rolled back
+        flag.endings.add(false);
+        cycle.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(flag.arms).isEqualTo(2);
+    }
+
+    @Test
+    void anArmingThatFailsIsTriedAgainAtTheNextShortClaim() throws Exception {
+        WakeupCycle failing = new WakeupCycle(new FakeFlag() {
+            @Override
+            public void arm() {
+                arms++;
+                if (arms == 1) {
+                    throw new IllegalStateException("test: the arming's snapshot failed");
+                }
+            }
+        }, () -> { });
+        try {
+            failing.afterClaim(0, false, 0);
+        } catch (IllegalStateException expected) {
+            // the pass fails
+        }
+        assertThat(failing.state()).isEqualTo(State.BUSY);
+        failing.afterClaim(0, false, 5);
+        assertThat(failing.state()).isEqualTo(State.SETTLING);
     }
 }

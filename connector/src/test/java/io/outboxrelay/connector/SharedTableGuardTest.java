@@ -1,0 +1,56 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What relay sessions announce about their table and records, and who counts as another connector. */
+class SharedTableGuardTest {
+    private static final RecordShape ENVELOPE = new RecordShape(RecordShape.ValueFormat.ENVELOPE, false, null);
+    private static final List<Subscription> HOOKS = List.of(new Subscription("webhooks", "hooks", List.of("*"), false));
+    private static final List<Subscription> MAIL = List.of(new Subscription("mail", "mail", List.of("*"), false));
+
+    private static SharedTableGuard guard(String connector, List<Subscription> subs) {
+        return new SharedTableGuard(connector, "\"events\"", subs, ENVELOPE);
+    }
+
+    @Test
+    void connectorsWithOtherSubscriptionsOnTheTableConflictAndTheSameOnesDoNot() {
+        String hooks = guard("hooks", HOOKS).applicationName("hooks-0");
+        assertThat(guard("mail", MAIL).conflictAmong(List.of(hooks))).contains("'mail'").contains("'hooks'");
+        assertThat(guard("hooks-too", HOOKS).conflictAmong(List.of(hooks))).isNull();
+        assertThat(new SharedTableGuard("mail", "\"app\".\"events\"", MAIL, ENVELOPE).conflictAmong(List.of(hooks)))
+            .as("another table").isNull();
+        assertThat(new SharedTableGuard("mail", "\"events\"", HOOKS,
+            new RecordShape(RecordShape.ValueFormat.PAYLOAD, false, null)).conflictAmong(List.of(hooks)))
+            .as("the same subscriptions in another record shape send mixed records to one topic").isNotNull();
+        assertThat(guard("x", MAIL).conflictAmong(List.of(guard("x", MAIL).applicationName("x-0"),
+            new SharedTableGuard("x", "\"public\".\"events\"", MAIL, ENVELOPE).applicationName("x-1"))))
+            .as("an unqualified table is public's").isNull();
+    }
+
+    @Test
+    void longNamesThatShareTheirStartAreToldApartAndAConnectorIsNeverItsOwnConflict() {
+        String prefix = "acme-production-outbox-relay-v2-";
+        SharedTableGuard orders = guard(prefix + "orders", HOOKS);
+        SharedTableGuard billing = guard(prefix + "billing", MAIL);
+        String ordersName = orders.applicationName(prefix + "orders-0");
+        assertThat(ordersName.getBytes(StandardCharsets.UTF_8).length).isLessThanOrEqualTo(63);
+        assertThat(billing.conflictAmong(List.of(ordersName))).as("cut to the same prefix, still another connector")
+            .isNotNull();
+        // the same connector reconfigured: its old tasks' sessions announce the old subscriptions
+        assertThat(guard(prefix + "orders", MAIL).conflictAmong(List.of(ordersName))).isNull();
+        String exactly = "a".repeat(27);
+        assertThat(guard(exactly, MAIL).conflictAmong(List.of(guard(exactly, HOOKS).applicationName(exactly + "-0"))))
+            .isNull();
+    }
+
+    @Test
+    void theNamePartIsAsciiSoPostgresKeepsTheWholeAnnouncement() {
+        String name = guard("zoë-東京", HOOKS).applicationName("zoë-東京-0");
+        assertThat(name).matches("[\\x20-\\x7e]+").startsWith("outbox-relay:zo?-??-0@");
+        assertThat(guard("mail", MAIL).conflictAmong(List.of(name))).isNotNull();
+    }
+}
