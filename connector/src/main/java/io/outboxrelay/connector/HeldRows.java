@@ -46,7 +46,6 @@ final class HeldRows {
 
     /** claimed -> in flight: the row's records go to Connect with this poll. */
     void handOut(PendingRow row) {
-        row.markHandedOut();
         awaitingDispatch.add(row.seq());
         inFlight.track(row);
     }
@@ -168,7 +167,7 @@ final class HeldRows {
      */
     List<OutboxStore.Release> inFlightAtStop() {
         return inFlight.inFlight().stream()
-            .map(row -> OutboxStore.Release.now(row.seq(), !(row.handedOut() && awaitingDispatch.contains(row.seq()))))
+            .map(row -> OutboxStore.Release.now(row.seq(), !awaitingDispatch.contains(row.seq())))
             .toList();
     }
 

@@ -38,12 +38,6 @@ final class OutboxRecordFactory {
         .field("coalesced_seqs", SchemaBuilder.array(Schema.INT64_SCHEMA).optional().build())
         .build();
 
-    /**
-     * Headers every record carries from the relay itself. A row's {@code headers} may not set them: a
-     * consumer that dedupes on {@code event.id} must be able to trust it (such a row is poisoned).
-     */
-    static final List<String> RESERVED_HEADERS = RecordShape.RELAY_HEADERS;
-
     private final List<Subscription> subscriptions;
     private final Map<String, ?> sourcePartition;
     private final RecordShape shape;

@@ -17,7 +17,6 @@ final class PendingRow {
     private final AtomicReferenceArray<String> outcomes;
     private final AtomicInteger remaining;
     private volatile String failure;
-    private volatile boolean handedOut;
 
     PendingRow(ClaimedRow row, Subscription[] subscriptions) {
         this.row = row;
@@ -72,15 +71,6 @@ final class PendingRow {
 
     boolean failed() {
         return failure != null;
-    }
-
-    /** The records of this row left the task (were returned from poll). */
-    void markHandedOut() {
-        handedOut = true;
-    }
-
-    boolean handedOut() {
-        return handedOut;
     }
 
     /** The JSON object stamped into {@code fanout}: one entry per subscription slot. */
