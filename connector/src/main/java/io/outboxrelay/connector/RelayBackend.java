@@ -43,6 +43,16 @@ interface RelayBackend extends AutoCloseable {
             listener.start();
         }
         PostgresListener listening = listener;
+        return of(store, () -> {
+            if (listening != null) {
+                listening.close();
+            }
+            pool.close();
+        });
+    }
+
+    /** A backend of {@code store} whose {@link #close} runs {@code onClose}. */
+    static RelayBackend of(OutboxStore store, Runnable onClose) {
         return new RelayBackend() {
             @Override
             public OutboxStore store() {
@@ -51,10 +61,7 @@ interface RelayBackend extends AutoCloseable {
 
             @Override
             public void close() {
-                if (listening != null) {
-                    listening.close();
-                }
-                pool.close();
+                onClose.run();
             }
         };
     }

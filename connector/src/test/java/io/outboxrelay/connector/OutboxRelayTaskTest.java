@@ -52,23 +52,9 @@ class OutboxRelayTaskTest {
             // a LISTEN thread may report at once, before start() has finished
             onListening.run();
             onNotify.run();
-            return backend();
+            return RelayBackend.of(store, () -> { });
         });
         task.start(props);
-    }
-
-    private RelayBackend backend() {
-        return new RelayBackend() {
-            @Override
-            public OutboxStore store() {
-                return store;
-            }
-
-            @Override
-            public void close() {
-                // nothing opened
-            }
-        };
     }
 
     private static RecordMetadata at(long offset) {
