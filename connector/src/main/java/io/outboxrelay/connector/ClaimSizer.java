@@ -1,11 +1,13 @@
 package io.outboxrelay.connector;
 
 /**
- * How many fresh rows a task's next claim asks for. A claim that comes back full says more rows wait:
- * the next one is twice as big, up to {@code outbox.batch.max.size}; a short claim halves it, down to
+ * How many rows a task's next claim asks for. A claim that comes back full says more rows wait: the next
+ * one is twice as big, up to {@code outbox.batch.max.size}; a short claim halves it, down to
  * {@code outbox.batch.size}, the floor that keeps a quiet relay's claims and records small. Bigger claims
  * cost the database less per row (one statement, one stamp for many rows), which is what lets a busy
- * relay keep up; the floor keeps latency low while it is not busy.
+ * relay keep up; the floor keeps latency low while it is not busy. A claim that retried a row attempted
+ * before (claimed alone) makes the next one ask for a single row: such rows come in runs (the rows of a
+ * task that restarted), and a claim locks every row it looks at.
  */
 final class ClaimSizer {
     private final int floor;
@@ -18,9 +20,14 @@ final class ClaimSizer {
         this.next = floor;
     }
 
-    /** The size of the next fresh claim. */
+    /** The size of the next claim. */
     int next() {
         return next;
+    }
+
+    /** The size rows in flight are bounded by (with the in-flight batches): a retry does not shrink it. */
+    int batch() {
+        return Math.max(floor, next);
     }
 
     /** The largest claim this task makes: with the in-flight batches, what bounds the rows it holds. */
@@ -28,8 +35,14 @@ final class ClaimSizer {
         return max;
     }
 
-    /** Records how many rows the last fresh claim of {@link #next()} rows returned. */
-    void claimed(int rows) {
-        next = rows >= next ? Math.min(max, next * 2) : Math.max(floor, next / 2);
+    /** Records the outcome of the last claim of {@link #next()} rows. */
+    void claimed(boolean full, boolean retry) {
+        if (retry) {
+            next = 1;
+        } else if (full) {
+            next = Math.min(max, Math.max(floor, next * 2));
+        } else {
+            next = Math.max(floor, next / 2);
+        }
     }
 }

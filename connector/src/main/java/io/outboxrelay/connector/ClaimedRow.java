@@ -4,7 +4,8 @@ package io.outboxrelay.connector;
  * One outbox row as the claim returned it. {@code headerKeys}/{@code headerValues} are the entries of
  * the row's {@code headers} object (values that are not JSON strings as their JSON text);
  * {@code headersType} is the JSON type of the column, null when the column is NULL;
- * {@code leaseExpired} says another claimer's lease on the row had expired (it died or stalled).
+ * {@code leaseExpired} says another claimer's lease on the row had expired (it died or stalled);
+ * {@code takenOver} that an earlier incarnation of this task held it (the task restarted).
  */
 record ClaimedRow(
     long seq,
@@ -19,7 +20,16 @@ record ClaimedRow(
     String headersType,
     String[] headerKeys,
     String[] headerValues,
-    boolean leaseExpired) {
+    boolean leaseExpired,
+    boolean takenOver) {
+
+    /** A row no earlier incarnation of the task held. */
+    ClaimedRow(long seq, String id, String type, String subject, String payload, long occurredAtMs, int attempts,
+               String lastError, int payloadBytes, String headersType, String[] headerKeys, String[] headerValues,
+               boolean leaseExpired) {
+        this(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, payloadBytes, headersType, headerKeys,
+            headerValues, leaseExpired, false);
+    }
 
     /**
      * What the schema and field names of one record take when a converter writes them; JsonConverter

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -38,9 +39,11 @@ final class JdbcOutboxStore implements OutboxStore {
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
     private final NamedSql.Bindable takeBackUnknownSql;
-    private final NamedSql.Bindable takeBackPreviousSql;
+    private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
     private final NamedSql.Bindable retainedSql;
+    /** Leases of earlier incarnations that end by then were taken before this one started (server clock). */
+    private Timestamp takeoverUntil;
 
     /**
      * @param table       the table as configured ({@code outbox.table}); its flag is {@code <table>_wakeup}
@@ -69,7 +72,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable);
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable);
-        this.takeBackPreviousSql = SQL.bindable("ReleasePreviousIncarnations", quotedTable);
+        this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable);
         this.backlogSql = SQL.bindable("Backlog", quotedTable);
         this.retainedSql = SQL.bindable("DeleteRetained", quotedTable);
     }
@@ -80,26 +83,44 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
-    public List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(claimSql.sql())) {
-            claimSql.set(ps, "fresh", fresh);
-            claimSql.set(ps, "task_count", taskCount);
-            claimSql.set(ps, "task_index", taskIndex);
-            claimSql.set(ps, "limit", limit);
-            claimSql.set(ps, "owner", owner);
-            claimSql.set(ps, "lease_ms", leaseMs);
-            List<ClaimedRow> rows = new ArrayList<>(limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String payload = rs.getString(5);
-                    HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
-                    rows.add(new ClaimedRow(
-                        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
-                        rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), utf8Length(payload),
-                        headers.type(), headers.keys(), headers.values(), rs.getBoolean(10)));
-                }
+    public Claim claim(int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            if (takeoverUntil == null) {
+                takeoverUntil = takeoverHorizon(c);
             }
-            return rows;
+            try (PreparedStatement ps = c.prepareStatement(claimSql.sql())) {
+                claimSql.set(ps, "takeover_until", takeoverUntil);
+                claimSql.set(ps, "owner", owner);
+                claimSql.set(ps, "task", taskOwner);
+                claimSql.set(ps, "task_count", taskCount);
+                claimSql.set(ps, "task_index", taskIndex);
+                claimSql.set(ps, "limit", limit);
+                claimSql.set(ps, "lease_ms", leaseMs);
+                List<ClaimedRow> rows = new ArrayList<>(limit);
+                int found = 0;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        String payload = rs.getString(5);
+                        HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
+                        rows.add(new ClaimedRow(
+                            rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
+                            rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), utf8Length(payload),
+                            headers.type(), headers.keys(), headers.values(), rs.getBoolean(10), rs.getBoolean(11)));
+                        found = rs.getInt(12);
+                    }
+                }
+                return rows.isEmpty() ? Claim.NONE : new Claim(rows, found);
+            }
+        }
+    }
+
+    private Timestamp takeoverHorizon(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(takeoverHorizonSql.sql())) {
+            takeoverHorizonSql.set(ps, "lease_ms", leaseMs);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getTimestamp(1);
+            }
         }
     }
 
@@ -200,16 +221,6 @@ final class JdbcOutboxStore implements OutboxStore {
             extendSql.set(ps, "seqs", c.createArrayOf("bigint", seqs.toArray()));
             extendSql.set(ps, "owner", owner);
             ps.executeUpdate();
-        }
-    }
-
-    @Override
-    public int takeBackPreviousIncarnations() throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(takeBackPreviousSql.sql())) {
-            takeBackPreviousSql.set(ps, "task", taskOwner);
-            takeBackPreviousSql.set(ps, "owner", owner);
-            return ps.executeUpdate();
         }
     }
 

@@ -13,8 +13,12 @@ interface OutboxStore {
     /** This incarnation's lease owner, {@code <connector>-<task>#<incarnation>}. */
     String owner();
 
-    /** pending -> leased: up to {@code limit} rows, fresh (never attempted) or attempted before; the lease commits. */
-    List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException;
+    /**
+     * pending -> leased: the rows first in line, up to {@code limit}; a row attempted before comes alone
+     * when it is first in line and otherwise ends the batch. Rows an earlier incarnation of this task leased
+     * before this one started are in line too. The lease commits.
+     */
+    Claim claim(int limit) throws SQLException;
 
     /** leased -> fanned out, with the receipt NOTIFY in the same transaction; returns how many rows it stamped. */
     int stamp(List<Stamp> rows) throws SQLException;
@@ -27,9 +31,6 @@ interface OutboxStore {
 
     /** leased -> leased: renews the leases of rows this incarnation holds. */
     void extend(Collection<Long> seqs) throws SQLException;
-
-    /** leased by an earlier incarnation of this task -> pending, attempt kept; returns how many. */
-    int takeBackPreviousIncarnations() throws SQLException;
 
     /**
      * leased by this incarnation, but not in {@code held} -> pending: rows of a claim whose result was
@@ -48,6 +49,29 @@ interface OutboxStore {
 
     /** The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert). */
     WakeupCycle.Flag wakeupFlag() throws SQLException;
+
+    /**
+     * What a claim leased, in seq order, and how many rows it found in line: as many as it asked for when
+     * more may wait; more than it leased when a row attempted before ended the batch.
+     */
+    record Claim(List<ClaimedRow> rows, int found) {
+        static final Claim NONE = new Claim(List.of(), 0);
+
+        /** Whether the claim found as many rows in line as it asked for: the backlog may be larger. */
+        boolean full(int limit) {
+            return found >= limit;
+        }
+
+        /** Whether rows may wait in line that this claim did not lease: claim again at once. */
+        boolean more(int limit) {
+            return full(limit) || rows.size() < found;
+        }
+
+        /** Whether this claim retries a row attempted before (such a row is claimed alone). */
+        boolean retry() {
+            return !rows.isEmpty() && rows.get(0).attempts() > 1;
+        }
+    }
 
     /** An acknowledged row to stamp: its {@code fanout} object and its event id (for the receipt). */
     record Stamp(long seq, String fanout, String id) {

@@ -12,6 +12,11 @@ import org.slf4j.LoggerFactory;
 final class RelayMaintenance {
     private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
     static final long BACKLOG_INTERVAL_MS = 10_000;
+    /**
+     * The first probe waits this long after the start: counting a large backlog takes time the first
+     * claim should not wait for.
+     */
+    static final long FIRST_BACKLOG_DELAY_MS = 1_000;
     static final int RETENTION_BATCH = 1_000;
     private final OutboxStore store;
     private final boolean tableWideTask;
@@ -23,13 +28,15 @@ final class RelayMaintenance {
     private boolean retentionDenied;
 
     RelayMaintenance(OutboxStore store, long retentionMs, long retentionIntervalMs, boolean tableWideTask,
-                     RelayMetrics metrics) {
+                     RelayMetrics metrics, long now) {
         this.store = store;
         // one task of the connector does the table-wide work: the backlog gauges and retention
         this.tableWideTask = tableWideTask;
         this.retentionMs = tableWideTask ? retentionMs : 0;
         this.retentionIntervalMs = retentionIntervalMs;
         this.metrics = metrics;
+        this.nextBacklogAt = now + FIRST_BACKLOG_DELAY_MS;
+        this.nextRetentionAt = now + FIRST_BACKLOG_DELAY_MS;
     }
 
     /**

@@ -87,12 +87,12 @@ final class WakeupCycle {
     }
 
     /**
-     * After a claim of fresh rows: a full one means more rows wait (no NOTIFY needed); one that found
-     * fewer rows than it asked for, or none after a busy spell, arms the flag; an empty claim once the
-     * writers in progress at the arming have ended leaves the task quiet until a NOTIFY.
+     * After a claim: one that left rows in line ({@code more}) means more rows wait (no NOTIFY needed); one
+     * that found fewer rows than it asked for, or none after a busy spell, arms the flag; an empty claim
+     * once the writers in progress at the arming have ended leaves the task quiet until a NOTIFY.
      */
-    void afterClaim(int rows, boolean full, long now) throws SQLException {
-        if (full) {
+    void afterClaim(int rows, boolean more, long now) throws SQLException {
+        if (more) {
             state = State.BUSY;
         } else if ((rows > 0 || state == State.BUSY) && armedAt != now) {
             arm(now);

@@ -3,34 +3,49 @@
 -- expects, so a stale task can never undo a newer one.
 
 -- name: ClaimRows
--- Lease-committing claim in seq order, for this task's share of subjects. Fresh rows (never
--- attempted) are claimed in batches; rows attempted before (a failed pass, a crashed or killed task)
--- are claimed with limit 1, so a bad row is retried alone and never holds back or poisons its batch
--- neighbours.
+-- Lease-committing claim of the rows first in line (seq order) in this task's share of subjects. A row
+-- attempted before (a failed delivery, a crashed or killed task, a lost claim result) is claimed alone
+-- when it is first in line, and otherwise ends the batch before it: a bad row is retried alone and never
+-- holds back or poisons its batch neighbours, and a subject's rows still go out in seq order. Rows an
+-- earlier incarnation of this task leased before this one started (:takeover_until, the server's time at
+-- the start plus the lease) are claimed without waiting for their lease to expire; the attempt stays
+-- counted, they may have been in flight. An incarnation is lowercase hex, so a connector whose name
+-- extends this task's ('<task>#x', owners '<task>#x-3#<hex>') never matches :task. Every row comes back
+-- with the number of rows the claim found in line (:limit when more may wait).
 WITH c AS (
-  SELECT seq, lease_until AS prev_lease FROM {table}
+  SELECT seq, attempts, lease_until AS prev_lease FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
-     AND (attempts = 0) = :fresh::boolean
-     AND (lease_until IS NULL OR lease_until < now())
+     AND (lease_until IS NULL OR lease_until < now()
+          OR (lease_until <= :takeover_until::timestamptz AND lease_owner <> :owner
+              AND (lease_owner = :task
+                   OR (starts_with(lease_owner, :task || '#') AND substr(lease_owner, length(:task) + 2) ~ '^[0-9a-f]+$'))))
      AND (next_attempt_at IS NULL OR next_attempt_at <= now())
      AND (:task_count::int = 1 OR mod(hashtext(subject)::bigint + 2147483648, :task_count::int) = :task_index::int)
    ORDER BY seq
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
+h AS (SELECT min(seq) AS head, min(seq) FILTER (WHERE attempts > 0) AS cut, count(*) AS found FROM c),
+p AS (
+  SELECT c.seq, c.prev_lease, h.found FROM c, h
+   WHERE CASE WHEN h.cut = h.head THEN c.seq = h.head ELSE h.cut IS NULL OR c.seq < h.cut END),
 u AS (
   UPDATE {table} e
      SET lease_owner = :owner, lease_until = now() + :lease_ms::bigint * interval '1 millisecond',
          attempts = e.attempts + 1
-    FROM c
-   WHERE e.seq = c.seq
+    FROM p
+   WHERE e.seq = p.seq
   RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error,
-            c.prev_lease IS NOT NULL AS lease_expired)
+            p.prev_lease, p.found)
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
 -- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
 SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
-       u.headers::text, u.lease_expired
+       u.headers::text, u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found
   FROM u
  ORDER BY u.seq;
+
+-- name: TakeoverHorizon
+-- At a task's start: leases an earlier incarnation took until now end no later than this.
+SELECT now() + :lease_ms::bigint * interval '1 millisecond';
 
 -- name: StampFannedOut
 -- One statement per group of acknowledged rows, seqs[i] stamped with fanouts[i]. No RETURNING: the
@@ -83,18 +98,6 @@ UPDATE {table}
  WHERE lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL
    AND NOT (seq = ANY(:held::bigint[]))
 RETURNING seq, attempts;
-
--- name: ReleasePreviousIncarnations
--- At start: rows leased by earlier incarnations of this task (owner '<task>#<incarnation>', or just
--- '<task>' from versions without incarnations). Given back at once instead of waiting for their leases
--- to expire; the attempt stays counted because they may have been in flight. An incarnation is lowercase
--- hex: a connector whose name extends this task's ('<task>#x', owners '<task>#x-3' or '<task>#x-3#<hex>')
--- never matches. :task is '<connector>-<task>', :owner this incarnation's lease owner.
-UPDATE {table}
-   SET lease_owner = NULL, lease_until = NULL
- WHERE (lease_owner = :task
-        OR (starts_with(lease_owner, :task || '#') AND substr(lease_owner, length(:task) + 2) ~ '^[0-9a-f]+$'))
-   AND lease_owner <> :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL;
 
 -- name: Backlog
 -- Rows waiting to be fanned out (capped so a huge backlog stays cheap to count) and the age of the

@@ -8,12 +8,12 @@ class ClaimScheduleTest {
     private static final long SWEEP = 60_000;
     private static final long POLL = 1_000;
 
-    /** A listening schedule whose start-up claim, first sweep and first suspect check are behind it. */
+    /** A listening schedule whose start-up claim is behind it. */
     private static ClaimSchedule settled(long now) {
         ClaimSchedule s = new ClaimSchedule(now, SWEEP, POLL, true);
         ClaimSchedule.Due first = s.due(now, true);
         assertThat(first).isNotNull(); // the start-up claim
-        s.claimed(now, first, false, false);
+        s.claimed(false);
         return s;
     }
 
@@ -30,7 +30,7 @@ class ClaimScheduleTest {
         s.request();
         ClaimSchedule.Due due = s.due(1_100, true);
         assertThat(due).isNotNull();
-        s.claimed(1_100, due, false, false);
+        s.claimed(false);
         assertThat(s.due(1_200, true)).isNull();
     }
 
@@ -50,35 +50,33 @@ class ClaimScheduleTest {
         ClaimSchedule.Due due = s.due(1_000 + SWEEP + 500, true);
         assertThat(due).isNotNull();
         assertThat(due.sweep()).isTrue();
-        assertThat(due.suspects()).as("a sweep also looks for rows attempted before").isTrue();
     }
 
     @Test
     void aFullClaimClaimsAgainAtOnce() {
         ClaimSchedule s = settled(1_000);
         s.request();
-        ClaimSchedule.Due due = s.due(1_100, true);
-        s.claimed(1_100, due, true, false);
+        assertThat(s.due(1_100, true)).isNotNull();
+        s.claimed(true);
         assertThat(s.due(1_101, true)).isNotNull();
     }
 
     @Test
-    void suspectsAreLookedForWhenAFailedRowFallsDueAndNotBefore() {
+    void aClaimFallsDueWhenAFailedRowIsClaimableAgainAndNotBefore() {
         ClaimSchedule s = settled(1_000);
-        s.checkSuspectsBy(5_000); // a row released with a 4 s backoff
+        s.retryAt(5_000); // a row released with a 4 s backoff
+        assertThat(s.idleWaitMs(4_900, true)).as("an idle task wakes for it").isEqualTo(100);
         assertThat(s.due(4_999, true)).isNull();
-        ClaimSchedule.Due due = s.due(5_000, true);
-        assertThat(due).isNotNull();
-        assertThat(due.suspects()).isTrue();
-        s.claimed(5_000, due, false, true);
-        assertThat(s.due(5_000, true)).as("one came back: look again, they are retried one per claim").isNotNull();
+        assertThat(s.due(5_000, true)).isNotNull();
+        s.claimed(false);
+        assertThat(s.due(5_001, true)).as("used up by the claim it caused").isNull();
     }
 
     @Test
     void withoutListenAClaimFallsDueEveryPollInterval() {
         ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
-        ClaimSchedule.Due first = s.due(1_000, true);
-        s.claimed(1_000, first, false, false);
+        assertThat(s.due(1_000, true)).isNotNull();
+        s.claimed(false);
         assertThat(s.due(1_999, true)).isNull();
         assertThat(s.due(2_000, true)).isNotNull();
     }
@@ -86,7 +84,8 @@ class ClaimScheduleTest {
     @Test
     void withoutListenAnIdleTaskWakesWhenTheNextPollIsDue() {
         ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
-        s.claimed(1_000, s.due(1_000, true), false, false);
+        s.due(1_000, true);
+        s.claimed(false);
         assertThat(s.idleWaitMs(1_990, true)).isEqualTo(10);
     }
 

@@ -46,6 +46,7 @@ final class FakeOutboxStore implements OutboxStore {
     final List<List<Release>> releases = new ArrayList<>();
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
     private final LongSupplier clock;
+    private static final String EARLIER_INCARNATION = "relay-0#0";
     private final String owner = "relay-0#1";
     private final long leaseMs;
     private boolean loseNextClaimResult;
@@ -85,30 +86,55 @@ final class FakeOutboxStore implements OutboxStore {
         return owner;
     }
 
+    /** As ClaimRows: the rows first in line; one attempted before comes alone first in line, else ends the batch. */
     @Override
-    public List<ClaimedRow> claim(boolean fresh, int limit) throws SQLException {
+    public Claim claim(int limit) throws SQLException {
         maybeFail("claim");
         long now = clock.getAsLong();
-        List<ClaimedRow> out = new ArrayList<>();
+        List<Row> line = new ArrayList<>();
         for (Row r : rows.values()) {
-            if (out.size() == limit) {
+            if (line.size() == limit) {
                 break;
             }
-            if (r.pending() && (r.attempts == 0) == fresh && (r.leaseOwner == null || r.leaseUntil < now)
+            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || earlierIncarnation(r.leaseOwner))
                 && r.nextAttemptAt <= now) {
-                boolean expired = r.leaseOwner != null;
-                r.leaseOwner = owner;
-                r.leaseUntil = now + leaseMs;
-                r.attempts++;
-                out.add(new ClaimedRow(r.seq, "id-" + r.seq, r.type, r.subject, "{}", 0L, r.attempts, r.lastError, 2,
-                    null, null, null, expired));
+                line.add(r);
+            }
+        }
+        List<ClaimedRow> out = new ArrayList<>();
+        for (Row r : line) {
+            if (r.attempts > 0 && !out.isEmpty()) {
+                break;
+            }
+            boolean expired = r.leaseOwner != null && r.leaseUntil < now;
+            boolean takenOver = r.leaseOwner != null && !expired;
+            r.leaseOwner = owner;
+            r.leaseUntil = now + leaseMs;
+            r.attempts++;
+            out.add(new ClaimedRow(r.seq, "id-" + r.seq, r.type, r.subject, "{}", 0L, r.attempts, r.lastError, 2,
+                null, null, null, expired, takenOver));
+            if (r.attempts > 1) {
+                break;
             }
         }
         if (loseNextClaimResult && !out.isEmpty()) {
             loseNextClaimResult = false;
             throw new SQLException("test: the connection was lost with the claim's result", "08006");
         }
-        return out;
+        return out.isEmpty() ? Claim.NONE : new Claim(out, line.size());
+    }
+
+    /** The owner an earlier incarnation of this task leased under ({@link #leaseAsEarlierIncarnation}). */
+    private static boolean earlierIncarnation(String leaseOwner) {
+        return leaseOwner.equals(EARLIER_INCARNATION);
+    }
+
+    /** Leases a row as an earlier incarnation of this task did before it stopped. */
+    void leaseAsEarlierIncarnation(long seq) {
+        Row r = rows.get(seq);
+        r.leaseOwner = EARLIER_INCARNATION;
+        r.leaseUntil = clock.getAsLong() + leaseMs;
+        r.attempts++;
     }
 
     @Override
@@ -167,12 +193,6 @@ final class FakeOutboxStore implements OutboxStore {
                 r.leaseUntil = clock.getAsLong() + leaseMs;
             }
         }
-    }
-
-    @Override
-    public int takeBackPreviousIncarnations() throws SQLException {
-        maybeFail("takeBack");
-        return 0;
     }
 
     @Override

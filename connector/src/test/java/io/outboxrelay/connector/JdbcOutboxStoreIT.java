@@ -41,7 +41,7 @@ class JdbcOutboxStoreIT {
 
     @BeforeEach
     void emptyOutbox() {
-        db.execute("TRUNCATE events");
+        db.execute("TRUNCATE events RESTART IDENTITY");
     }
 
     private static int incarnations;
@@ -64,7 +64,7 @@ class JdbcOutboxStoreIT {
             maxBatch.add(pool4.submit(() -> {
                 int largest = 0;
                 while (true) {
-                    List<ClaimedRow> rows = c.claim(true, 100);
+                    List<ClaimedRow> rows = c.claim(100).rows();
                     if (rows.isEmpty()) {
                         return largest;
                     }
@@ -88,93 +88,118 @@ class JdbcOutboxStoreIT {
     }
 
     @Test
-    void aCrashedClaimersRowsAreClaimedAgainOnceTheLeaseExpires() throws Exception {
+    void aCrashedClaimersRowsAreClaimedAgainOneByOneOnceTheLeaseExpires() throws Exception {
         db.insertEvents(3, 3, "t.a");
         JdbcOutboxStore crashed = claimer("crashed-0", 1_000);
-        assertThat(crashed.claim(true, 10)).hasSize(3); // and then it dies without stamping
+        assertThat(crashed.claim(10).rows()).hasSize(3); // and then it dies without stamping
 
         JdbcOutboxStore survivor = claimer("survivor-0", 60_000);
-        assertThat(survivor.claim(true, 10)).isEmpty();
-        assertThat(survivor.claim(false, 1)).as("leases still valid").isEmpty();
+        assertThat(survivor.claim(10).rows()).as("leases still valid").isEmpty();
 
-        List<Long> reclaimed = new ArrayList<>();
+        List<List<Long>> reclaimed = new ArrayList<>();
         await().atMost(Duration.ofSeconds(10)).until(() -> {
-            survivor.claim(false, 1).forEach(r -> reclaimed.add(r.seq()));
+            List<ClaimedRow> rows = survivor.claim(10).rows();
+            if (!rows.isEmpty()) {
+                reclaimed.add(rows.stream().map(ClaimedRow::seq).toList());
+            }
             return reclaimed.size() == 3;
         });
+        assertThat(reclaimed).as("attempted before: each claimed alone, in seq order").containsExactly(
+            List.of(1L), List.of(2L), List.of(3L));
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE attempts = 2 AND lease_owner = ?", survivor.owner()))
             .isEqualTo(3);
     }
 
     @Test
-    void aRestartedTaskTakesItsEarlierIncarnationsLeasesBackAtOnceAndNoOneElses() throws Exception {
+    void aRowAttemptedBeforeEndsTheBatchAndIsThenClaimedAloneSoSeqOrderHolds() throws Exception {
+        db.insertEvents(6, 6, "t.a");
+        db.execute("UPDATE events SET attempts = 1, last_error = 'test: failed once' WHERE seq = 3");
+        JdbcOutboxStore c = claimer("cut-0", 60_000);
+        OutboxStore.Claim first = c.claim(10);
+        assertThat(first.rows()).extracting(ClaimedRow::seq).containsExactly(1L, 2L);
+        assertThat(first.found()).as("six rows were in line").isEqualTo(6);
+        OutboxStore.Claim retry = c.claim(10);
+        assertThat(retry.rows()).extracting(ClaimedRow::seq).containsExactly(3L);
+        assertThat(retry.retry()).isTrue();
+        assertThat(retry.rows().get(0).attempts()).isEqualTo(2);
+        assertThat(c.claim(10).rows()).extracting(ClaimedRow::seq).containsExactly(4L, 5L, 6L);
+    }
+
+    @Test
+    void aRestartedTaskClaimsWhatItsEarlierIncarnationLeasedBeforeItStartedAndNoOneElsesLeases() throws Exception {
         db.insertEvents(4, 4, "t.a");
         JdbcOutboxStore before = claimer("relay-0", 600_000);
-        List<ClaimedRow> leasedBefore = before.claim(true, 10);
+        List<ClaimedRow> leasedBefore = before.claim(10).rows();
         assertThat(leasedBefore).hasSize(4);
         // other tasks' leases: another task, a connector whose name extends this task's owner (leasing as this
         // version does and as versions without incarnations did), and a row leased by such a version under
-        // this task's own name (that one is taken back too)
+        // this task's own name (that one is taken over too)
         db.insertEvents(4, 4, "t.a");
-        assertThat(claimer("relay-1", 600_000).claim(true, 1)).hasSize(1);
-        assertThat(claimer("relay-0#x-0", 600_000).claim(true, 1)).hasSize(1);
+        assertThat(claimer("relay-1", 600_000).claim(1).rows()).hasSize(1);
+        assertThat(claimer("relay-0#x-0", 600_000).claim(1).rows()).hasSize(1);
         db.execute("UPDATE events SET lease_owner = 'relay-0#ab-3', lease_until = now() + interval '10 minutes', "
             + "attempts = 1 WHERE seq = (SELECT max(seq) - 1 FROM events)");
         db.execute("UPDATE events SET lease_owner = 'relay-0', lease_until = now() + interval '10 minutes', "
             + "attempts = 1 WHERE seq = (SELECT max(seq) FROM events)");
 
         JdbcOutboxStore restarted = claimer("relay-0", 600_000);
-        assertThat(restarted.takeBackPreviousIncarnations()).isEqualTo(5);
         List<ClaimedRow> again = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            again.addAll(restarted.claim(false, 1)); // attempted before: retried one by one
+            List<ClaimedRow> rows = restarted.claim(10).rows();
+            assertThat(rows).as("attempted before: retried one by one, at once").hasSize(1);
+            again.addAll(rows);
         }
-        assertThat(again).hasSize(5).extracting(ClaimedRow::attempts).containsOnly(2);
+        assertThat(again).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L, 8L);
+        assertThat(again).extracting(ClaimedRow::attempts).containsOnly(2);
+        assertThat(again).extracting(ClaimedRow::takenOver).containsOnly(true);
+        assertThat(restarted.claim(10).rows()).isEmpty();
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-1#%'")).isEqualTo(1);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner LIKE 'relay-0#x-0#%'")).isEqualTo(1);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'relay-0#ab-3'")).isEqualTo(1);
 
-        // its own leases stay; the earlier incarnation, still stopping, can no longer release them
-        assertThat(restarted.takeBackPreviousIncarnations()).isZero();
+        // the earlier incarnation, still stopping, can no longer release the rows; what it leases from now on
+        // is its own until its lease expires (two live incarnations must not take rows from each other)
         before.release(leasedBefore.stream().map(r -> OutboxStore.Release.now(r.seq(), false)).toList());
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = ?", restarted.owner()))
             .isEqualTo(5);
+        db.insertEvents(1, 1, "t.a");
+        assertThat(before.claim(10).rows()).hasSize(1);
+        assertThat(restarted.claim(10).rows()).as("leased after the restart: not taken").isEmpty();
     }
 
     @Test
     void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturnedOnce() throws Exception {
-        db.insertEvents(3, 3, "t.a");
+        db.insertEvents(4, 4, "t.a");
+        // another incarnation of the same task, still running, leased the last row after this one started
+        db.execute("UPDATE events SET lease_owner = 'lost-0#ffff', lease_until = now() + interval '1 hour',"
+            + " attempts = 1 WHERE seq = 4");
         JdbcOutboxStore task = claimer("lost-0", 600_000);
-        List<ClaimedRow> held = task.claim(true, 1);
+        List<ClaimedRow> held = task.claim(1).rows();
         long heldSeq = held.get(0).seq();
-        assertThat(task.claim(true, 10)).as("committed, but the task never saw this result").hasSize(2);
-        db.insertEvents(1, 1, "t.a");
-        JdbcOutboxStore nextIncarnation = claimer("lost-0", 600_000);
-        assertThat(nextIncarnation.claim(true, 10)).hasSize(1);
+        assertThat(task.claim(10).rows()).as("committed, but the task never saw this result").hasSize(2);
 
         List<Long> released = task.takeBackUnknownLeases(List.of(heldSeq), List.of()).stream()
             .map(OutboxStore.TakenBack::seq).toList();
         assertThat(released).hasSize(2).doesNotContain(heldSeq);
-        List<ClaimedRow> again = task.claim(true, 10);
+        List<ClaimedRow> again = task.claim(10).rows();
         assertThat(again).as("never attempted as far as Connect is concerned: fresh, in one batch").hasSize(2);
         assertThat(again).extracting(ClaimedRow::attempts).containsOnly(1);
         assertThat(db.queryLong("SELECT attempts FROM events WHERE seq = ?", heldSeq))
             .as("the held row is untouched").isEqualTo(1);
-        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = ?", nextIncarnation.owner()))
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner = 'lost-0#ffff'"))
             .as("another incarnation's lease is untouched").isEqualTo(1);
 
         // lost a second time: rows whose attempt came back once keep it, and are retried alone
         assertThat(task.takeBackUnknownLeases(List.of(heldSeq), released))
             .extracting(OutboxStore.TakenBack::attempts).containsOnly(1);
-        assertThat(task.claim(true, 10)).isEmpty();
-        assertThat(task.claim(false, 1)).singleElement().extracting(ClaimedRow::attempts).isEqualTo(2);
+        assertThat(task.claim(10).rows()).singleElement().extracting(ClaimedRow::attempts).isEqualTo(2);
     }
 
     @Test
     void theStampSkipsRowsAlreadyStampedAndNotifiesReceipts() throws Exception {
         db.insertEvents(2, 2, "t.a");
         JdbcOutboxStore c = claimer("stamp-0", 60_000);
-        List<ClaimedRow> rows = c.claim(true, 10);
+        List<ClaimedRow> rows = c.claim(10).rows();
         assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{}", r.id())).toList())).isEqualTo(2);
         assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{\"x\":1}", r.id())).toList()))
             .isZero();
@@ -192,7 +217,7 @@ class JdbcOutboxStoreIT {
             db.execute("INSERT INTO events(type, subject, payload, headers) VALUES ('t.a', 's',"
                 + " '{\"name\": \"\u00e9\u20ac\ud83d\ude00\"}', '" + h.replace("'", "''") + "'::jsonb)");
         }
-        List<ClaimedRow> rows = claimer("headers-0", 60_000).claim(true, 10);
+        List<ClaimedRow> rows = claimer("headers-0", 60_000).claim(10).rows();
         assertThat(rows).hasSize(headers.length);
         for (ClaimedRow row : rows) {
             // what the claim computed in SQL before the split moved into the task

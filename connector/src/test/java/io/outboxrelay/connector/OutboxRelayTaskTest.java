@@ -147,6 +147,37 @@ class OutboxRelayTaskTest {
     }
 
     @Test
+    void aRowAttemptedBeforeGoesOutAloneAndTheRowsAfterItFollowAtOnceInSeqOrder() throws Exception {
+        for (long seq = 1; seq <= 5; seq++) {
+            store.insert(seq, "same-subject");
+        }
+        store.row(2).attempts = 1; // released after a failed delivery, claimable again
+        start(Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        assertThat(seqs(task.poll())).as("retried alone, without waiting for a wake-up").containsExactly(2L);
+        assertThat(seqs(task.poll())).as("the next in line may be a retry too: one row").containsExactly(3L);
+        assertThat(seqs(task.poll())).as("a fresh one: batches again").containsExactly(4L, 5L);
+        assertThat(store.row(2).attempts).isEqualTo(2);
+        assertThat(task.metrics().retried.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aRestartedTaskClaimsWhatItsEarlierIncarnationHeldAtOnceOneByOneKeepingTheAttempt() throws Exception {
+        for (long seq = 1; seq <= 5; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+        store.leaseAsEarlierIncarnation(1); // it stopped without releasing them, their leases run for minutes
+        store.leaseAsEarlierIncarnation(2);
+        start(Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        assertThat(seqs(task.poll())).containsExactly(2L);
+        assertThat(seqs(task.poll())).containsExactly(3L);
+        assertThat(seqs(task.poll())).as("then fresh rows in batches again").containsExactly(4L, 5L);
+        assertThat(store.row(1).attempts).as("they may have been in flight: the attempt stays counted").isEqualTo(2);
+        assertThat(store.row(1).leaseOwner).isEqualTo(store.owner());
+    }
+
+    @Test
     void leasesOfRowsInFlightAreExtendedAlsoWhileTheTaskBacksOff() throws Exception {
         store.insert(1, "a");
         start(Map.of());

@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Test;
 
 /** Retention deletes only old fanned rows; the backlog gauges read the claim's partial index. */
 class RelayMaintenanceIT {
+    /** A start far enough back that the first run is due at once. */
+    private static final long STARTED = -RelayMaintenance.FIRST_BACKLOG_DELAY_MS;
+
     private static TestDatabase db;
     private static HikariDataSource pool;
 
@@ -40,7 +43,7 @@ class RelayMaintenanceIT {
         db.execute("UPDATE events SET occurred_at = now() - interval '5 hours' WHERE seq > 2310"); // waiting, old
 
         RelayMetrics metrics = new RelayMetrics();
-        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics);
+        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED);
         maintenance.run(0);             // first batch of 1000, and the backlog
         maintenance.run(1);             // a full batch: continues at once
         maintenance.run(2);
@@ -70,7 +73,7 @@ class RelayMaintenanceIT {
             """);
         try {
             RelayMetrics metrics = new RelayMetrics();
-            RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics);
+            RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED);
             maintenance.run(0); // must not throw: the pass that called it goes on to claim and stamp
             assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
 
@@ -85,12 +88,28 @@ class RelayMaintenanceIT {
     }
 
     @Test
+    void theFirstProbeAndRetentionWaitASecondAfterTheStartSoTheFirstClaimDoesNotWaitForThem() {
+        db.execute("TRUNCATE events");
+        db.insertEvents(10, 1, "t.a");
+        db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'"
+            + " WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT 4)");
+        RelayMetrics metrics = new RelayMetrics();
+        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, 5_000);
+        maintenance.run(5_999);
+        assertThat(metrics.backlog.get()).as("not read yet").isEqualTo(-1);
+        assertThat(db.queryLong("SELECT count(*) FROM events")).as("nothing deleted yet").isEqualTo(10);
+        maintenance.run(6_000);
+        assertThat(metrics.backlog.get()).isEqualTo(6);
+        assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(6);
+    }
+
+    @Test
     void aTaskOtherThanTheFirstNeitherDeletesNorReadsTheBacklog() {
         db.execute("TRUNCATE events");
         db.insertEvents(10, 1, "t.a");
         db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'");
         RelayMetrics metrics = new RelayMetrics();
-        new RelayMaintenance(store(), 60_000, 60_000, false, metrics).run(0);
+        new RelayMaintenance(store(), 60_000, 60_000, false, metrics, STARTED).run(0);
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
         assertThat(metrics.backlog.get()).as("not read: task 0 publishes the table-wide gauges").isEqualTo(-1);
     }

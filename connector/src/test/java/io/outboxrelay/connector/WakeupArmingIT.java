@@ -84,7 +84,7 @@ class WakeupArmingIT {
 
     private static List<ClaimedRow> claim() throws SQLException {
         return new JdbcOutboxStore(pool, "events", "\"events\"", "wakeup-0", "1", 1, 0, 60_000, "", null)
-            .claim(true, 100);
+            .claim(100).rows();
     }
 
     @Test

@@ -1,0 +1,106 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One claim and what follows from it in a pass: the claim sized by {@link ClaimSizer}, its outcome told
+ * to the schedule and the wake-up cycle, the rows {@link RejectionRules} refuse poisoned before anything
+ * of the claim is handed out, and the others handed to Connect as records.
+ */
+final class ClaimStep {
+    private static final Logger log = LoggerFactory.getLogger(ClaimStep.class);
+
+    private final OutboxStore store;
+    private final HeldRows held;
+    private final RowWrites writes;
+    private final OutboxRecordFactory factory;
+    private final RejectionRules rules;
+    private final ClaimSizer sizer;
+    private final ClaimSchedule schedule;
+    private final RelayMetrics metrics;
+    private final Clock clock;
+
+    ClaimStep(OutboxStore store, HeldRows held, RowWrites writes, OutboxRecordFactory factory, RejectionRules rules,
+              ClaimSizer sizer, ClaimSchedule schedule, RelayMetrics metrics, Clock clock) {
+        this.store = store;
+        this.held = held;
+        this.writes = writes;
+        this.factory = factory;
+        this.rules = rules;
+        this.sizer = sizer;
+        this.schedule = schedule;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /**
+     * Claims and adds the records of what it claimed to {@code out}.
+     *
+     * @param wakeup the wake-up cycle, or null without one
+     */
+    void run(List<SourceRecord> out, long now, WakeupCycle wakeup) throws SQLException {
+        int limit = sizer.next();
+        OutboxStore.Claim claim = OutboxStore.Claim.NONE;
+        List<ClaimedRow> accepted = new ArrayList<>();
+        try {
+            claim = store.claim(limit);
+            sizer.claimed(claim.full(limit), claim.retry());
+            metrics.claimSize(sizer.next(), limit);
+            boolean more = claim.more(limit);
+            schedule.claimed(more);
+            if (wakeup != null) {
+                wakeup.afterClaim(claim.rows().size(), more, now);
+            }
+            if (claim.rows().isEmpty()) {
+                return;
+            }
+            count(claim.rows(), now);
+            for (ClaimedRow row : claim.rows()) {
+                String reason = rules.beforeProducing(row);
+                if (reason != null) {
+                    held.poisonLater(row.seq(), reason);
+                } else {
+                    accepted.add(row);
+                }
+            }
+            // before any row is handed out: if the poison write fails, nothing of this claim is in flight
+            writes.poisonings();
+        } catch (SQLException e) {
+            // leased, attempt counted, none reached Connect: given back after the backoff with that attempt
+            // returned (rows to poison stay held until their poisoning commits)
+            held.claimLost(claim.rows());
+            throw e;
+        }
+        List<PendingRow> deliverable = new ArrayList<>(accepted.size());
+        for (ClaimedRow row : accepted) {
+            PendingRow pending = factory.pending(row);
+            held.handOut(pending);
+            deliverable.add(pending);
+        }
+        factory.records(deliverable, out);
+    }
+
+    private void count(List<ClaimedRow> rows, long claimStartedAt) {
+        int retried = 0;
+        int expired = 0;
+        int takenOver = 0;
+        for (ClaimedRow row : rows) {
+            retried += row.attempts() > 1 ? 1 : 0;
+            expired += row.leaseExpired() ? 1 : 0;
+            takenOver += row.takenOver() ? 1 : 0;
+        }
+        metrics.claimed(rows.size(), clock.millis() - claimStartedAt);
+        metrics.retried(retried);
+        metrics.leaseExpired(expired);
+        if (takenOver > 0) {
+            log.info("Claimed {} rows an earlier incarnation of this task had leased (it stopped or failed); they"
+                + " are retried one by one", takenOver);
+        }
+    }
+}

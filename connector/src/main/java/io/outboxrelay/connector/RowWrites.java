@@ -1,0 +1,143 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes the fate of the rows a task holds ({@link HeldRows}) to the table: stamps for acknowledged
+ * rows, releases with a backoff or poisonings for failed ones, give-backs for rows a failure lost, and the
+ * release of everything in flight at stop. Whatever write fails, the rows stay held and the write is made
+ * again on the next pass.
+ */
+final class RowWrites {
+    private static final Logger log = LoggerFactory.getLogger(RowWrites.class);
+    /** Covers a database clock a little ahead of the worker's when a released row falls due. */
+    private static final long RETRY_CLOCK_MARGIN_MS = 100;
+
+    private final OutboxStore store;
+    private final HeldRows held;
+    private final RejectionRules rules;
+    private final PoisonRecords poisonRecords;
+    private final ClaimSchedule schedule;
+    private final RelayMetrics metrics;
+    private final Clock clock;
+
+    RowWrites(OutboxStore store, HeldRows held, RejectionRules rules, PoisonRecords poisonRecords,
+              ClaimSchedule schedule, RelayMetrics metrics, Clock clock) {
+        this.store = store;
+        this.held = held;
+        this.rules = rules;
+        this.poisonRecords = poisonRecords;
+        this.schedule = schedule;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /**
+     * Writes what settled: failed rows are poisoned at their last attempt and otherwise released with a
+     * backoff, acknowledged rows are stamped.
+     */
+    void settle() throws SQLException {
+        for (PendingRow row : held.settle()) {
+            String poison = rules.poisonAfterFailure(row);
+            if (poison != null) {
+                held.poisonLater(row.seq(), poison);
+            } else {
+                long delay = rules.retryDelayMs(row);
+                held.releaseLater(row, delay);
+                log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
+                    row.seq(), row.row().id(), row.row().attempts(), rules.maxAttempts(), row.failure(), delay);
+            }
+        }
+        if (!held.hasWritesDue()) {
+            return;
+        }
+        poisonings();
+        List<OutboxStore.Release> releases = held.releasesToWrite();
+        if (!releases.isEmpty()) {
+            store.release(releases);
+            held.releasesWritten();
+            // the database's next_attempt_at was set during the statement: look no earlier than after it
+            long releasedAt = clock.millis() + RETRY_CLOCK_MARGIN_MS;
+            releases.forEach(r -> schedule.retryAt(releasedAt + r.delayMs()));
+            metrics.failed(releases.size());
+        }
+        List<OutboxStore.Stamp> stamps = held.stampsToWrite();
+        if (!stamps.isEmpty()) {
+            long start = clock.millis();
+            int stamped = store.stamp(stamps);
+            held.stamped();
+            metrics.stamped(stamped, clock.millis() - start);
+        }
+    }
+
+    /** Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. */
+    void poisonings() throws SQLException {
+        List<OutboxStore.Poison> poisons = held.poisonsToWrite();
+        if (poisons.isEmpty()) {
+            return;
+        }
+        List<PoisonedRow> poisoned = store.poison(poisons);
+        held.poisonsWritten();
+        for (PoisonedRow p : poisoned) {
+            log.error("Poisoned outbox row seq={} id={} type={} after {} attempts: {}. It is left out of every"
+                + " claim; SELECT events_requeue({}) puts it back in line.", p.seq(), p.id(), p.type(),
+                p.attempts(), p.reason(), p.seq());
+        }
+        metrics.poisoned(poisoned.size());
+        poisonRecords.add(poisoned);
+    }
+
+    /**
+     * After a database error: rows of a failed claim that never reached Connect, and rows of a claim that
+     * committed while its result was lost with the connection, go back in line.
+     */
+    void recoverLostLeases() throws SQLException {
+        giveBackLostClaims();
+        // the attempt of a lost claim's rows is given back (a flapping database must not push good rows
+        // towards poisoning), but once per row: rows whose claims keep losing their result keep counting
+        List<OutboxStore.TakenBack> takenBack = store.takeBackUnknownLeases(held.seqs(), held.attemptReturnedOnce());
+        for (OutboxStore.TakenBack row : takenBack) {
+            held.attemptReturned(row.seq());
+            String reason = rules.unreadPastLimit(row.seq(), row.attempts());
+            if (reason != null) {
+                held.poisonLater(row.seq(), reason);
+            }
+        }
+        if (!takenBack.isEmpty()) {
+            log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
+                takenBack.size());
+            schedule.request();
+        }
+        poisonings();
+    }
+
+    /** Rows of a claim that failed before they reached Connect: never attempted as far as Connect knows. */
+    private void giveBackLostClaims() throws SQLException {
+        List<OutboxStore.Release> lost = held.claimsLostToGiveBack();
+        if (!lost.isEmpty()) {
+            store.release(lost);
+            held.claimsLostGivenBack();
+        }
+    }
+
+    /**
+     * At stop: lost claims given back, then every row still in flight released at once
+     * ({@link HeldRows#inFlightAtStop} says which keep their attempt). Their next owner delivers them
+     * again: a consumer may see them twice.
+     */
+    void releaseAtStop() throws SQLException {
+        giveBackLostClaims();
+        List<OutboxStore.Release> inFlight = held.inFlightAtStop();
+        if (!inFlight.isEmpty()) {
+            store.release(inFlight);
+            log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
+                + " of them, from the last batch Connect may not have sent, keep their attempt)", inFlight.size(),
+                inFlight.stream().filter(r -> !r.returnAttempt()).count());
+        }
+        held.clearInFlight();
+    }
+}
