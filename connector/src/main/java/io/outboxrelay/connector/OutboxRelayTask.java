@@ -180,7 +180,7 @@ public class OutboxRelayTask extends SourceTask {
         }
         WakeupCycle.Flag flag = config.connector().listenEnabled() ? store.wakeupFlag() : null;
         if (flag != null) {
-            wakeup = new WakeupCycle(flag, schedule::request);
+            wakeup = new WakeupCycle(flag, schedule::request, config.connector().lingerMs());
         }
         firstPassDone = true;
     }

@@ -38,6 +38,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String NOTIFY_CHANNEL = "outbox.notify.channel";
     public static final String SWEEP_INTERVAL_MS = "outbox.sweep.interval.ms";
     public static final String POLL_INTERVAL_MS = "outbox.poll.interval.ms";
+    public static final String LINGER_MS = "outbox.linger.ms";
     public static final String FANNED_CHANNEL = "outbox.fanned.channel";
     public static final String POISON_TOPIC = "outbox.poison.topic";
     public static final String MAX_RECORD_BYTES = "outbox.max.record.bytes";
@@ -142,6 +143,12 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
                 "Claim interval when outbox.listen.enabled=false.", OUTBOX_GROUP, ++order, Width.SHORT,
                 "Poll interval (ms)")
+            .define(LINGER_MS, Type.LONG, 0L, Range.between(0, 1_000), Importance.LOW,
+                "While rows keep arriving (the last claim found some, but fewer than it asked for), the next claim"
+                    + " waits this long instead of arming the table's wake-up flag: claims take more rows at once and"
+                    + " writers send no NOTIFY while the relay is busy, for up to this much latency. 0 claims again"
+                    + " at the next NOTIFY. Applies with outbox.listen.enabled=true on a table with the wake-up flag.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
             .define(FANNED_CHANNEL, Type.STRING, "outbox_events_fanned", new ChannelValidator(true), Importance.LOW,
                 "After a stamp commits, the fanned event ids are NOTIFYed on this channel (write receipts). Empty"
                     + " disables receipts.", OUTBOX_GROUP, ++order, Width.MEDIUM, "Receipt channel")
@@ -276,6 +283,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public Duration pollInterval() {
         return Duration.ofMillis(getLong(POLL_INTERVAL_MS));
+    }
+
+    public long lingerMs() {
+        return getLong(LINGER_MS);
     }
 
     public String fannedChannel() {

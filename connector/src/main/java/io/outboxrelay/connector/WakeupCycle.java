@@ -35,6 +35,9 @@ final class WakeupCycle {
 
     private final Flag flag;
     private final Runnable requestClaim;
+    private final long lingerMs;
+    /** While rows keep arriving: when the next claim is due (Long.MIN_VALUE: not lingering). */
+    private long lingerUntil = Long.MIN_VALUE;
     private State state = State.BUSY;
     private long nextArmCheckAt;
     private long nextSettleCheckAt;
@@ -43,9 +46,11 @@ final class WakeupCycle {
     /** When the flag was last armed: a claim in the same pass already follows that arming. */
     private long armedAt = Long.MIN_VALUE;
 
-    WakeupCycle(Flag flag, Runnable requestClaim) {
+    /** @param lingerMs how long a busy task waits before its next claim instead of arming (0: it arms) */
+    WakeupCycle(Flag flag, Runnable requestClaim, long lingerMs) {
         this.flag = flag;
         this.requestClaim = requestClaim;
+        this.lingerMs = lingerMs;
     }
 
     State state() {
@@ -59,6 +64,10 @@ final class WakeupCycle {
 
     /** Before a pass's claim: looks at the writers in progress or at the flag when it is time to. */
     void beforeClaim(long now) throws SQLException {
+        if (lingerUntil != Long.MIN_VALUE && now >= lingerUntil) {
+            lingerUntil = Long.MIN_VALUE;
+            requestClaim.run();
+        }
         if (notified) {
             notified = false;
             arm(now);
@@ -94,6 +103,9 @@ final class WakeupCycle {
     void afterClaim(int rows, boolean more, long now) throws SQLException {
         if (more) {
             state = State.BUSY;
+        } else if (rows > 0 && lingerMs > 0) {
+            state = State.BUSY; // rows keep arriving: claim again in a moment, the flag stays unarmed
+            lingerUntil = now + lingerMs;
         } else if ((rows > 0 || state == State.BUSY) && armedAt != now) {
             arm(now);
         } else if (state == State.FINAL) {
@@ -103,6 +115,9 @@ final class WakeupCycle {
 
     /** How long an idle poll may wait: while settling, no longer than the next look at the writers. */
     long idleWaitMs(long now, long idleWaitMs) {
+        if (lingerUntil != Long.MIN_VALUE) {
+            return Math.max(1, Math.min(idleWaitMs, lingerUntil - now));
+        }
         return state == State.SETTLING ? Math.max(1, Math.min(idleWaitMs, nextSettleCheckAt - now)) : idleWaitMs;
     }
 

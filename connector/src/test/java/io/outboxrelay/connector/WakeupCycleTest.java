@@ -53,7 +53,7 @@ class WakeupCycleTest {
     void fresh() {
         flag = new FakeFlag();
         claimsAsked = 0;
-        cycle = new WakeupCycle(flag, () -> claimsAsked++);
+        cycle = new WakeupCycle(flag, () -> claimsAsked++, 0);
     }
 
     @Test
@@ -65,6 +65,27 @@ class WakeupCycleTest {
         assertThat(flag.arms).isEqualTo(1);
         assertThat(claimsAsked).as("a writer may have committed between the last claim and the arming").isEqualTo(1);
         assertThat(cycle.state()).isEqualTo(State.SETTLING);
+    }
+
+    @Test
+    void withALingerABusyTaskClaimsAgainAfterItWithoutArmingAndArmsOnceAClaimFindsNothing() throws Exception {
+        WakeupCycle lingering = new WakeupCycle(flag, () -> claimsAsked++, 20);
+        lingering.afterClaim(200, true, 0);
+        lingering.afterClaim(17, false, 1); // rows keep arriving, fewer than asked for
+        assertThat(flag.arms).as("writers send no NOTIFY while the task lingers").isZero();
+        assertThat(lingering.state()).isEqualTo(State.BUSY);
+        assertThat(lingering.idleWaitMs(1, 250)).as("waits for the linger to pass").isEqualTo(20);
+        lingering.beforeClaim(20);
+        assertThat(claimsAsked).as("not before the linger has passed").isZero();
+        lingering.beforeClaim(21);
+        assertThat(claimsAsked).isEqualTo(1);
+        lingering.beforeClaim(22);
+        assertThat(claimsAsked).as("one claim per linger").isEqualTo(1);
+        assertThat(lingering.idleWaitMs(22, 250)).isEqualTo(250);
+
+        lingering.afterClaim(0, false, 21); // the trickle stopped: now the flag is armed
+        assertThat(flag.arms).isEqualTo(1);
+        assertThat(lingering.state()).isEqualTo(State.SETTLING);
     }
 
     @Test
@@ -176,7 +197,7 @@ class WakeupCycleTest {
                     throw new IllegalStateException("test: the arming's snapshot failed");
                 }
             }
-        }, () -> { });
+        }, () -> { }, 0);
         try {
             failing.afterClaim(0, false, 0);
         } catch (IllegalStateException expected) {
