@@ -77,12 +77,15 @@ final class ClaimSchedule {
 
     /**
      * How long an idle poll() may wait for a wake-up before a claim falls due on its own: the sweep, the
-     * next released row, and with LISTEN off the poll interval. Without room the wait is for an
-     * acknowledgement, which wakes the task itself.
+     * next released row, and with LISTEN off the poll interval; after a claim that left rows in line, none.
+     * Without room the wait is for an acknowledgement, which wakes the task itself.
      */
     long idleWaitMs(long now, boolean room) {
         if (!room) {
             return MAX_IDLE_WAIT_MS;
+        }
+        if (lastClaimFull) {
+            return 1; // rows wait in line although this pass returned no record (it poisoned them, say)
         }
         long until = listening ? nextSweepAt : Math.min(nextSweepAt, nextPollAt);
         if (!retryTimes.isEmpty()) {

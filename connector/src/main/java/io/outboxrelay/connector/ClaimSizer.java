@@ -35,9 +35,12 @@ final class ClaimSizer {
         return max;
     }
 
-    /** Records the outcome of the last claim of {@link #next()} rows. */
-    void claimed(boolean full, boolean retry) {
-        if (retry) {
+    /**
+     * Records the outcome of the last claim of {@link #next()} rows: whether it found as many as it asked for,
+     * whether it retried a row attempted before, and whether rows were left in line.
+     */
+    void claimed(boolean full, boolean retry, boolean more) {
+        if (retry && more) {
             next = 1;
         } else if (full) {
             next = Math.min(max, Math.max(floor, next * 2));

@@ -25,6 +25,8 @@ final class ClaimStep {
     private final ClaimSchedule schedule;
     private final RelayMetrics metrics;
     private final Clock clock;
+    /** Rows taken over from earlier incarnations since the run of them began (they come one per claim). */
+    private int takenOverRun;
 
     ClaimStep(OutboxStore store, HeldRows held, RowWrites writes, OutboxRecordFactory factory, RejectionRules rules,
               ClaimSizer sizer, ClaimSchedule schedule, RelayMetrics metrics, Clock clock) {
@@ -50,9 +52,9 @@ final class ClaimStep {
         List<ClaimedRow> accepted = new ArrayList<>();
         try {
             claim = store.claim(limit);
-            sizer.claimed(claim.full(limit), claim.retry());
-            metrics.claimSize(sizer.next(), limit);
             boolean more = claim.more(limit);
+            sizer.claimed(claim.full(limit), claim.retry(), more);
+            metrics.claimSize(sizer.next(), limit);
             schedule.claimed(more);
             if (wakeup != null) {
                 wakeup.afterClaim(claim.rows().size(), more, now);
@@ -98,9 +100,13 @@ final class ClaimStep {
         metrics.claimed(rows.size(), clock.millis() - claimStartedAt);
         metrics.retried(retried);
         metrics.leaseExpired(expired);
-        if (takenOver > 0) {
-            log.info("Claimed {} rows an earlier incarnation of this task had leased (it stopped or failed); they"
-                + " are retried one by one", takenOver);
+        if (takenOver > 0 && takenOverRun == 0) {
+            log.info("Claiming the rows an earlier incarnation of this task had leased (it stopped without releasing"
+                + " them, or failed); they are retried one by one, in seq order");
+        } else if (takenOver == 0 && takenOverRun > 0) {
+            log.info("Claimed {} rows an earlier incarnation of this task had leased", takenOverRun);
+            takenOverRun = 0;
         }
+        takenOverRun += takenOver;
     }
 }

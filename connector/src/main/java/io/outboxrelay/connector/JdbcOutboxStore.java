@@ -9,6 +9,7 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -34,7 +35,6 @@ final class JdbcOutboxStore implements OutboxStore {
     private final SharedTableGuard tableShare;
     private final NamedSql.Bindable claimSql;
     private final NamedSql.Bindable stampSql;
-    private final NamedSql.Bindable notifySql;
     private final NamedSql.Bindable releaseSql;
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
@@ -67,7 +67,6 @@ final class JdbcOutboxStore implements OutboxStore {
         this.tableShare = tableShare;
         this.claimSql = SQL.bindable("ClaimRows", quotedTable);
         this.stampSql = SQL.bindable("StampFannedOut", quotedTable);
-        this.notifySql = SQL.bindable("Notify", quotedTable);
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable);
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable);
@@ -124,41 +123,32 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    /** Stamps in one statement and, in the same transaction, NOTIFYs the ids: a receipt is sent exactly when the stamp is visible. */
+    /** Stamps and sends the receipts in one statement: a receipt is sent exactly when the stamp is visible. */
     @Override
     public int stamp(List<Stamp> rows) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                int stamped;
-                try (PreparedStatement ps = c.prepareStatement(stampSql.sql())) {
-                    stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
-                    stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
-                    stamped = ps.executeUpdate();
-                }
-                if (!fannedChannel.isEmpty() && stamped > 0) {
-                    notifyReceipts(c, rows.stream().map(Stamp::id).toList());
-                }
-                c.commit();
-                return stamped;
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(c);
-                throw e;
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(stampSql.sql())) {
+            stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
+            stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
+            stampSql.set(ps, "channel", fannedChannel);
+            stampSql.set(ps, "receipts", c.createArrayOf("text", receiptChunks(rows)));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
             }
-            // the pool restores auto-commit when the connection is returned
         }
     }
 
-    private void notifyReceipts(Connection c, List<String> ids) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(notifySql.sql())) {
-            for (int from = 0; from < ids.size(); from += RECEIPT_IDS_PER_NOTIFY) {
-                List<String> chunk = ids.subList(from, Math.min(ids.size(), from + RECEIPT_IDS_PER_NOTIFY));
-                notifySql.set(ps, "channel", fannedChannel);
-                notifySql.set(ps, "payload", String.join(",", chunk));
-                ps.addBatch();
-            }
-            ps.executeBatch();
+    /** The rows' event ids, comma-joined in chunks that each fit one NOTIFY payload; none without receipts. */
+    private Object[] receiptChunks(List<Stamp> rows) {
+        if (fannedChannel.isEmpty()) {
+            return new Object[0];
         }
+        List<String> chunks = new ArrayList<>(rows.size() / RECEIPT_IDS_PER_NOTIFY + 1);
+        for (int from = 0; from < rows.size(); from += RECEIPT_IDS_PER_NOTIFY) {
+            chunks.add(rows.subList(from, Math.min(rows.size(), from + RECEIPT_IDS_PER_NOTIFY)).stream()
+                .map(Stamp::id).collect(Collectors.joining(",")));
+        }
+        return chunks.toArray();
     }
 
     /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
@@ -270,13 +260,5 @@ final class JdbcOutboxStore implements OutboxStore {
     @Override
     public WakeupCycle.Flag wakeupFlag() throws SQLException {
         return WakeupArming.available(dataSource, table) ? new WakeupArming(dataSource, table) : null;
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool discards it and the caller reports the first error
-        }
     }
 }

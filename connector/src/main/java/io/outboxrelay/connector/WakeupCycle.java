@@ -122,6 +122,7 @@ final class WakeupCycle {
     }
 
     private void arm(long now) throws SQLException {
+        lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
         flag.arm();
         armedAt = now;

@@ -7,9 +7,10 @@
 -- attempted before (a failed delivery, a crashed or killed task, a lost claim result) is claimed alone
 -- when it is first in line, and otherwise ends the batch before it: a bad row is retried alone and never
 -- holds back or poisons its batch neighbours, and a subject's rows still go out in seq order. Rows an
--- earlier incarnation of this task leased before this one started (:takeover_until, the server's time at
--- the start plus the lease) are claimed without waiting for their lease to expire; the attempt stays
--- counted, they may have been in flight. An incarnation is lowercase hex, so a connector whose name
+-- earlier incarnation of this task leased before this one started (:takeover_until: the server's time at
+-- this incarnation's first claim plus its outbox.lease.ms, so a lease that ends later, taken with a longer
+-- lease or after that claim, is waited for) are claimed without waiting for their lease to expire; the
+-- attempt stays counted, they may have been in flight. Only rows in this task's share are reached. An incarnation is lowercase hex, so a connector whose name
 -- extends this task's ('<task>#x', owners '<task>#x-3#<hex>') never matches :task. Every row comes back
 -- with the number of rows the claim found in line (:limit when more may wait).
 WITH c AS (
@@ -48,15 +49,20 @@ SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.a
 SELECT now() + :lease_ms::bigint * interval '1 millisecond';
 
 -- name: StampFannedOut
--- One statement per group of acknowledged rows, seqs[i] stamped with fanouts[i]. No RETURNING: the
--- task knows the ids it stamps (a receipt for a row another claimer stamped first is still true).
-UPDATE {table} e
-   SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-  FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
- WHERE e.seq = x.seq AND e.fanned_out_at IS NULL;
-
--- name: Notify
-SELECT pg_notify(:channel, :payload);
+-- One statement per group of acknowledged rows, seqs[i] stamped with fanouts[i], and the write receipts
+-- NOTIFYed by the same statement, so in the stamp's transaction: :receipts are the rows' event ids joined
+-- by commas in chunks under NOTIFY's 8000-byte payload limit (empty: receipts are off). Every chunk goes
+-- out once any row was stamped: a receipt for a row another claimer stamped first is still true.
+WITH s AS (
+  UPDATE {table} e
+     SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+    FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
+   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
+  RETURNING 1),
+n AS (SELECT count(*) AS stamped FROM s)
+SELECT n.stamped,
+       (SELECT count(*) FROM (SELECT pg_notify(:channel, r) FROM unnest(:receipts::text[]) r WHERE n.stamped > 0) q)
+  FROM n;
 
 -- name: ReleaseLeases
 -- Gives rows back: lease cleared, attempt returned when the row's records never left the task,

@@ -73,6 +73,15 @@ class ClaimScheduleTest {
     }
 
     @Test
+    void aClaimThatLeftRowsInLineClaimsAgainWithoutTheIdleWait() {
+        ClaimSchedule s = settled(1_000);
+        s.claimed(true); // and the pass returned no record: it poisoned what it claimed
+        assertThat(s.idleWaitMs(1_001, true)).isEqualTo(1);
+        assertThat(s.idleWaitMs(1_001, false)).as("without room: waits for an acknowledgement")
+            .isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
+    }
+
+    @Test
     void withoutListenAClaimFallsDueEveryPollInterval() {
         ClaimSchedule s = new ClaimSchedule(1_000, SWEEP, POLL, false);
         assertThat(s.due(1_000, true)).isNotNull();

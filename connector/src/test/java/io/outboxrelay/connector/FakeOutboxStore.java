@@ -50,6 +50,7 @@ final class FakeOutboxStore implements OutboxStore {
     private final String owner = "relay-0#1";
     private final long leaseMs;
     private boolean loseNextClaimResult;
+    private long takeoverUntil = Long.MIN_VALUE;
 
     FakeOutboxStore(LongSupplier clock, long leaseMs) {
         this.clock = clock;
@@ -91,13 +92,15 @@ final class FakeOutboxStore implements OutboxStore {
     public Claim claim(int limit) throws SQLException {
         maybeFail("claim");
         long now = clock.getAsLong();
+        if (takeoverUntil == Long.MIN_VALUE) {
+            takeoverUntil = now + leaseMs;
+        }
         List<Row> line = new ArrayList<>();
         for (Row r : rows.values()) {
             if (line.size() == limit) {
                 break;
             }
-            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || earlierIncarnation(r.leaseOwner))
-                && r.nextAttemptAt <= now) {
+            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || takeover(r)) && r.nextAttemptAt <= now) {
                 line.add(r);
             }
         }
@@ -124,9 +127,9 @@ final class FakeOutboxStore implements OutboxStore {
         return out.isEmpty() ? Claim.NONE : new Claim(out, line.size());
     }
 
-    /** The owner an earlier incarnation of this task leased under ({@link #leaseAsEarlierIncarnation}). */
-    private static boolean earlierIncarnation(String leaseOwner) {
-        return leaseOwner.equals(EARLIER_INCARNATION);
+    /** As ClaimRows: an earlier incarnation's lease ending by the horizon of this incarnation's first claim. */
+    private boolean takeover(Row r) {
+        return r.leaseOwner.equals(EARLIER_INCARNATION) && r.leaseUntil <= takeoverUntil;
     }
 
     /** Leases a row as an earlier incarnation of this task did before it stopped. */

@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.outboxrelay.connector.integration.TestDatabase;
 import io.outboxrelay.connector.integration.TestPostgres;
 import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +21,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * The claim protocol against a real PostgreSQL: concurrent claimers never get the same row, a claim
@@ -55,6 +60,8 @@ class JdbcOutboxStoreIT {
     @Test
     void concurrentClaimersNeverClaimOneRowTwiceAndABatchIsBounded() throws Exception {
         db.insertEvents(5_000, 50, "t.a");
+        // rows attempted before among them: each claimed alone, cutting the others' batches
+        db.execute("UPDATE events SET attempts = 1 WHERE seq % 97 = 0");
         Set<Long> claimed = ConcurrentHashMap.newKeySet();
         List<Long> duplicates = new ArrayList<>();
         ExecutorService pool4 = Executors.newFixedThreadPool(4);
@@ -170,7 +177,8 @@ class JdbcOutboxStoreIT {
     @Test
     void rowsOfAClaimWhoseResultWasLostComeBackWithTheirAttemptReturnedOnce() throws Exception {
         db.insertEvents(4, 4, "t.a");
-        // another incarnation of the same task, still running, leased the last row after this one started
+        // another incarnation of the same task leased the last row with a lease that ends after this one's
+        // horizon (still running: it leased after this one's first claim)
         db.execute("UPDATE events SET lease_owner = 'lost-0#ffff', lease_until = now() + interval '1 hour',"
             + " attempts = 1 WHERE seq = 4");
         JdbcOutboxStore task = claimer("lost-0", 600_000);
@@ -196,14 +204,54 @@ class JdbcOutboxStoreIT {
     }
 
     @Test
-    void theStampSkipsRowsAlreadyStampedAndNotifiesReceipts() throws Exception {
-        db.insertEvents(2, 2, "t.a");
+    void theStampSkipsRowsAlreadyStampedAndNotifiesReceiptsInChunksOnlyWhenItStamped() throws Exception {
+        int rows = JdbcOutboxStore.RECEIPT_IDS_PER_NOTIFY + 5; // two receipt chunks
+        db.insertEvents(rows, rows, "t.a");
         JdbcOutboxStore c = claimer("stamp-0", 60_000);
-        List<ClaimedRow> rows = c.claim(10).rows();
-        assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{}", r.id())).toList())).isEqualTo(2);
-        assertThat(c.stamp(rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{\"x\":1}", r.id())).toList()))
-            .isZero();
+        List<ClaimedRow> claimed = c.claim(rows).rows();
+        List<OutboxStore.Stamp> stamps = claimed.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{}", r.id())).toList();
+        try (Connection listener = db.connect()) {
+            try (Statement st = listener.createStatement()) {
+                st.execute("LISTEN outbox_events_fanned");
+            }
+            assertThat(c.stamp(stamps)).isEqualTo(rows);
+            List<String> received = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                received.addAll(notifications(listener));
+                return received.size() >= 2;
+            });
+            assertThat(received).hasSize(2);
+            assertThat(String.join(",", received).split(","))
+                .containsExactlyElementsOf(claimed.stream().map(ClaimedRow::id).toList());
+
+            assertThat(c.stamp(stamps.stream().map(s -> new OutboxStore.Stamp(s.seq(), "{\"x\":1}", s.id())).toList()))
+                .isZero();
+            // a marker sent after the second stamp: once it arrives, anything the stamp sent would have too
+            try (Statement st = db.connect().createStatement()) {
+                st.execute("NOTIFY outbox_events_fanned, 'marker'");
+            }
+            List<String> after = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                after.addAll(notifications(listener));
+                return after.contains("marker");
+            });
+            assertThat(after).as("nothing stamped: no receipt").containsExactly("marker");
+        }
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
+    }
+
+    private static List<String> notifications(Connection listener) throws SQLException {
+        try (Statement st = listener.createStatement()) {
+            st.execute("SELECT 1"); // the driver reads pending notifications with a round trip
+        }
+        PGNotification[] n = listener.unwrap(PGConnection.class).getNotifications();
+        List<String> out = new ArrayList<>();
+        if (n != null) {
+            for (PGNotification x : n) {
+                out.add(x.getParameter());
+            }
+        }
+        return out;
     }
 
     @Test

@@ -175,6 +175,13 @@ class OutboxRelayTaskTest {
         assertThat(seqs(task.poll())).as("then fresh rows in batches again").containsExactly(4L, 5L);
         assertThat(store.row(1).attempts).as("they may have been in flight: the attempt stays counted").isEqualTo(2);
         assertThat(store.row(1).leaseOwner).isEqualTo(store.owner());
+
+        // the earlier incarnation, still running (a zombie), leases a row after this one's first claim
+        store.insert(6, "s6");
+        clock.advance(1_000);
+        store.leaseAsEarlierIncarnation(6);
+        assertThat(task.poll()).as("its lease outlives the horizon: not taken").isNull();
+        assertThat(store.row(6).leaseOwner).isNotEqualTo(store.owner());
     }
 
     @Test

@@ -83,9 +83,24 @@ class WakeupCycleTest {
         assertThat(claimsAsked).as("one claim per linger").isEqualTo(1);
         assertThat(lingering.idleWaitMs(22, 250)).isEqualTo(250);
 
-        lingering.afterClaim(0, false, 21); // the trickle stopped: now the flag is armed
+        lingering.afterClaim(0, false, 22); // the trickle stopped: now the flag is armed
         assertThat(flag.arms).isEqualTo(1);
         assertThat(lingering.state()).isEqualTo(State.SETTLING);
+        assertThat(lingering.idleWaitMs(22, 250)).as("settling looks at the writers at once, not at an old linger")
+            .isEqualTo(1);
+    }
+
+    @Test
+    void aNotifyWhileLingeringEndsTheLinger() throws Exception {
+        WakeupCycle lingering = new WakeupCycle(flag, () -> claimsAsked++, 20);
+        lingering.afterClaim(5, false, 0);
+        lingering.notified(); // a writer found the flag armed from before
+        lingering.beforeClaim(1);
+        assertThat(flag.arms).isEqualTo(1);
+        assertThat(lingering.idleWaitMs(1, 250)).as("settling (looks at once), not lingering until 20").isEqualTo(1);
+        claimsAsked = 0;
+        lingering.beforeClaim(25);
+        assertThat(claimsAsked).as("no claim for the old linger, only the settling's").isEqualTo(1);
     }
 
     @Test
