@@ -185,11 +185,29 @@ final class OutboxLiveValidator {
         if (!missing.isEmpty()) {
             error(result, OutboxSourceConnectorConfig.TABLE, "table " + quoted + " lacks columns " + missing
                 + "; compare it with schemas/sql/outbox.sql, or keep the table and its writers and add the relay's"
-                + " columns with psql -v table=" + config.table() + " -v channel=" + config.notifyChannel()
-                + " -f schemas/sql/outbox-adopt-existing.sql, mapping the event's fields onto the table's own"
+                + " columns with " + schemaCommand(true) + ", mapping the event's fields onto the table's own"
                 + " columns with outbox.column.* (README \"Adopting an existing outbox table\")");
         }
         return fine && missing.isEmpty();
+    }
+
+    /**
+     * The psql command that makes the table's objects with this config's names: outbox.sql, or for a table of
+     * one's own the adopt script, given the columns the operators' views read where they are not the defaults.
+     */
+    private String schemaCommand(boolean adopt) {
+        StringBuilder command = new StringBuilder("psql -v table=").append(config.table()).append(" -v channel=")
+            .append(config.notifyChannel());
+        if (!adopt) {
+            return command.append(" -f schemas/sql/outbox.sql").toString();
+        }
+        Map<String, String> defaults = OutboxColumns.DEFAULT.byField();
+        config.columns().byField().forEach((field, column) -> {
+            if (!column.equals(defaults.get(field)) && !field.equals("payload") && !field.equals("headers")) {
+                command.append(" -v column_").append(field).append('=').append(column);
+            }
+        });
+        return command.append(" -f schemas/sql/outbox-adopt-existing.sql").toString();
     }
 
     private static List<String> eventColumns(Map<String, Column> columns) {
@@ -271,7 +289,7 @@ final class OutboxLiveValidator {
      */
     private void checkNotifyTrigger(Connection c, Config result, String quoted) throws SQLException {
         String channel = config.notifyChannel();
-        String apply = "psql -v table=" + config.table() + " -v channel=" + channel + " -f schemas/sql/outbox.sql";
+        String apply = schemaCommand(!config.columns().equals(OutboxColumns.DEFAULT));
         List<String> elsewhere = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT t.tgname::text, t.tgargs, p.prosrc FROM pg_trigger t"
             + " JOIN pg_proc p ON p.oid = t.tgfoid WHERE t.tgrelid = ?::regclass AND NOT t.tgisinternal"
