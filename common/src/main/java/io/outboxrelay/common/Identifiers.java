@@ -16,17 +16,16 @@ public final class Identifiers {
 
     /** {@code events} becomes {@code "events"}, {@code app.events} becomes {@code "app"."events"}. */
     public static String quoteQualified(String configured) {
-        List<String> parts = split(configured);
+        return String.join(".", split(configured).stream().map(Identifiers::quote).toList());
+    }
+
+    /** One identifier, quoted as a whole even when it contains a dot: {@code occurred.at} becomes {@code "occurred.at"}. */
+    public static String quote(String name) {
         StringBuilder out = new StringBuilder();
-        for (String part : parts) {
-            if (out.length() > 0) {
-                out.append('.');
-            }
-            try {
-                Utils.escapeIdentifier(out, part);
-            } catch (SQLException e) {
-                throw new IllegalArgumentException("invalid identifier: " + e.getMessage(), e);
-            }
+        try {
+            Utils.escapeIdentifier(out, name);
+        } catch (SQLException e) {
+            throw new IllegalArgumentException("invalid identifier: " + e.getMessage(), e);
         }
         return out.toString();
     }

@@ -10,11 +10,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * Named SQL statements kept in a resource file, each introduced by a {@code -- name: X} line.
  * Statements that name the outbox table carry the placeholder {@code {table}}, replaced by a quoted
- * identifier from {@link Identifiers#quoteQualified}; nothing else is ever spliced into SQL.
+ * identifier from {@link Identifiers#quoteQualified}; a caller may expand placeholders of its own the same
+ * way ({@link #bindable(String, String, UnaryOperator)}), again only with quoted identifiers. Nothing else
+ * is ever spliced into SQL.
  */
 public final class NamedSql {
     private final Map<String, String> statements;
@@ -56,6 +60,11 @@ public final class NamedSql {
         return new NamedSql(Map.copyOf(out));
     }
 
+    /** The names of every statement, in no particular order. */
+    public Set<String> names() {
+        return statements.keySet();
+    }
+
     public String get(String name) {
         String sql = statements.get(name);
         if (sql == null) {
@@ -78,18 +87,32 @@ public final class NamedSql {
     }
 
     /**
-     * A statement with named parameters: {@code :name} outside string literals, where a cast
-     * ({@code ::bigint}) is not a parameter. One name may stand in several places.
+     * The same, with the caller's own placeholders expanded by {@code expand} after {@code {table}} and
+     * before the parameters are read, so that whatever it splices is never taken for a parameter.
+     */
+    public Bindable bindable(String name, String quotedTable, UnaryOperator<String> expand) {
+        return Bindable.of(expand.apply(forTable(name, quotedTable)));
+    }
+
+    /**
+     * A statement with named parameters: {@code :name} outside string literals and quoted identifiers
+     * (a configured name such as {@code "it's:x"}), where a cast ({@code ::bigint}) is not a parameter.
+     * One name may stand in several places.
      */
     public record Bindable(String sql, List<String> names) {
         static Bindable of(String text) {
             StringBuilder sql = new StringBuilder(text.length());
             List<String> names = new ArrayList<>();
-            boolean quoted = false;
+            char quote = 0; // 0, or the ' or " that opened the literal or identifier we are in
             for (int i = 0; i < text.length(); i++) {
                 char c = text.charAt(i);
-                if (c == '\'') {
-                    quoted = !quoted;
+                boolean quoted = quote != 0;
+                if (c == '\'' || c == '"') {
+                    if (quote == 0) {
+                        quote = c;
+                    } else if (quote == c) {
+                        quote = 0; // a doubled quote closes and reopens: the same state either way
+                    }
                 } else if (!quoted && c == ':' && i + 1 < text.length() && text.charAt(i + 1) == ':') {
                     sql.append("::");
                     i++;

@@ -17,6 +17,8 @@ import java.util.Map;
  * <ul>
  *   <li>the meta-commands {@code \if :{?name}}, {@code \else}, {@code \endif} and {@code \set name value}
  *       (one unquoted word), on lines of their own;</li>
+ *   <li>{@code \ir file} (psql's include relative to the including file's folder; with the same variables,
+ *       as psql shares them), when the script is rendered from a file;</li>
  *   <li>{@code :'name'} (a string literal, escaped like psql's) and {@code :"name"} (a quoted identifier),
  *       outside quotes, dollar quotes and comments, where psql leaves them alone too.</li>
  * </ul>
@@ -28,15 +30,24 @@ public final class PsqlScript {
 
     /** The file's SQL with {@code variables} applied as {@code psql -v} would. */
     public static String render(Path file, Map<String, String> variables) {
+        return renderFile(file, new HashMap<>(variables), 0);
+    }
+
+    public static String render(String script, Map<String, String> variables) {
+        return render(script, new HashMap<>(variables), null, 0);
+    }
+
+    private static String renderFile(Path file, Map<String, String> vars, int depth) {
         try {
-            return render(Files.readString(file, StandardCharsets.UTF_8), variables);
+            return render(Files.readString(file, StandardCharsets.UTF_8), vars, file.toAbsolutePath().getParent(),
+                depth);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         }
     }
 
-    public static String render(String script, Map<String, String> variables) {
-        Map<String, String> vars = new HashMap<>(variables);
+    /** {@code folder} is where {@code \ir} looks, null when the script is no file (then {@code \ir} is refused). */
+    private static String render(String script, Map<String, String> vars, Path folder, int depth) {
         Deque<Boolean> branches = new ArrayDeque<>(); // per open \if: whether its current branch runs
         Scanner scanner = new Scanner();
         StringBuilder out = new StringBuilder();
@@ -44,6 +55,13 @@ public final class PsqlScript {
         for (String line : script.split("\n", -1)) {
             lineNo++;
             String trimmed = line.strip();
+            if (scanner.atTopLevel() && trimmed.startsWith("\\ir ") && folder != null) {
+                if (!branches.contains(Boolean.FALSE)) {
+                    out.append(include(folder, trimmed.substring(4).strip(), vars, depth, lineNo));
+                }
+                out.append('\n');
+                continue;
+            }
             if (scanner.atTopLevel() && trimmed.startsWith("\\")) {
                 meta(trimmed, vars, branches, lineNo);
                 out.append('\n'); // keeps line numbers in the server's error positions roughly right
@@ -59,6 +77,14 @@ public final class PsqlScript {
             throw new IllegalArgumentException("\\if without \\endif");
         }
         return out.substring(0, out.length() - 1);
+    }
+
+    private static String include(Path folder, String name, Map<String, String> vars, int depth, int lineNo) {
+        if (!name.matches("[\\w.-]+") || depth >= 8) {
+            throw new IllegalArgumentException("line " + lineNo + ": \\ir of a plain file name in the same folder only,"
+                + " nested at most 8 deep: " + name);
+        }
+        return renderFile(folder.resolve(name), vars, depth + 1);
     }
 
     private static void meta(String command, Map<String, String> vars, Deque<Boolean> branches, int lineNo) {

@@ -19,6 +19,15 @@ class IdentifiersTest {
     }
 
     @Test
+    void aColumnNameIsOneQuotedIdentifierEvenWithADot() {
+        assertThat(Identifiers.quote("occurred.at")).isEqualTo("\"occurred.at\"");
+        String quoted = Identifiers.quote("x\" IS NULL; --");
+        assertThat(quoted).isEqualTo("\"x\"\" IS NULL; --\"");
+        assertIsOneQuotedIdentifier(quoted);
+        assertThatThrownBy(() -> Identifiers.quote("a\0b")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aSchemaQualifiedNameBecomesTwoQuotedIdentifiers() {
         assertThat(Identifiers.quoteQualified("app.events")).isEqualTo("\"app\".\"events\"");
         assertThat(Identifiers.quoteQualified("events")).isEqualTo("\"events\"");

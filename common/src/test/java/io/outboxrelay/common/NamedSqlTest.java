@@ -72,4 +72,23 @@ class NamedSqlTest {
         assertThat(b.sql()).isEqualTo("SELECT ?::int, ':not_a_param', x::text FROM t WHERE a = ? AND b = ? AND c ~ '^[0-9a-f]+$'");
         assertThat(b.names()).containsExactly("n", "owner", "n");
     }
+
+    @Test
+    void aQuotedIdentifierHidesColonsAndApostrophesFromTheParameterScan() {
+        // a configured column "it's:owner" must neither open a string literal nor become a parameter
+        NamedSql.Bindable b = NamedSql.Bindable.of("SELECT \"it's:owner\", \"a\"\":b\" FROM t WHERE x = :owner AND y = ':no'");
+
+        assertThat(b.sql()).isEqualTo("SELECT \"it's:owner\", \"a\"\":b\" FROM t WHERE x = ? AND y = ':no'");
+        assertThat(b.names()).containsExactly("owner");
+    }
+
+    @Test
+    void theCallersPlaceholdersAreExpandedBeforeParametersAreRead() {
+        NamedSql sql = NamedSql.parse("-- name: Q\nSELECT {col.x} FROM {table} WHERE seq = :seq;\n");
+
+        NamedSql.Bindable b = sql.bindable("Q", "\"events\"", text -> text.replace("{col.x}", "\":x\""));
+
+        assertThat(b.sql()).isEqualTo("SELECT \":x\" FROM \"events\" WHERE seq = ?;");
+        assertThat(b.names()).containsExactly("seq");
+    }
 }

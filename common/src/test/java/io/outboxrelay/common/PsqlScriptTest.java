@@ -3,8 +3,12 @@ package io.outboxrelay.common;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** PsqlScript does what psql does with the constructs the schema files use, and refuses the rest. */
 class PsqlScriptTest {
@@ -61,5 +65,37 @@ class PsqlScriptTest {
             .hasMessageContaining("nope is not set");
         assertThatThrownBy(() -> PsqlScript.render("\\if :{?a}\nSELECT 1;", Map.of()))
             .hasMessageContaining("without \\endif");
+    }
+
+    @Test
+    void aFileIncludesAFileBesideItWithTheSameVariables(@TempDir Path dir) throws IOException {
+        Files.createDirectories(dir.resolve("sql"));
+        Files.writeString(dir.resolve("sql/base.sql"), DEFAULTED + "SELECT :'extra';\n");
+        Files.writeString(dir.resolve("sql/adopt.sql"), """
+            \\if :{?extra}
+            \\else
+            \\set extra x
+            \\endif
+            SELECT 'before';
+            \\ir base.sql
+            SELECT :'table';
+            """);
+
+        // psql -v table=app.events -f sql/adopt.sql, from another folder: base.sql is found beside adopt.sql,
+        // sees the variables of adopt.sql, and its own defaults reach back
+        String sql = PsqlScript.render(dir.resolve("sql/adopt.sql"), Map.of("table", "app.events"));
+
+        assertThat(sql).containsSubsequence("SELECT 'before';", "SET outbox_relay.table = 'app.events';",
+            "SELECT 'x';", "SELECT 'app.events';").doesNotContain("\\");
+    }
+
+    @Test
+    void anIncludeInABranchNotTakenIsNotRead(@TempDir Path dir) throws IOException {
+        Files.writeString(dir.resolve("main.sql"), "\\if :{?skip}\n\\ir missing.sql\n\\endif\nSELECT 1;\n");
+
+        assertThat(PsqlScript.render(dir.resolve("main.sql"), Map.of())).contains("SELECT 1;");
+        assertThatThrownBy(() -> PsqlScript.render(dir.resolve("main.sql"), Map.of("skip", "1")))
+            .hasMessageContaining("missing.sql");
+        assertThatThrownBy(() -> PsqlScript.render("\\ir other.sql", Map.of())).hasMessageContaining("not supported");
     }
 }

@@ -53,6 +53,14 @@ final class JdbcOutboxStore implements OutboxStore {
      */
     JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, String taskOwner, String incarnation,
                     int taskCount, int taskIndex, long leaseMs, String fannedChannel, SharedTableGuard tableShare) {
+        this(dataSource, table, quotedTable, OutboxColumns.DEFAULT, taskOwner, incarnation, taskCount, taskIndex, leaseMs,
+            fannedChannel, tableShare);
+    }
+
+    /** @param columns the columns of the event's fields, spliced into the statements once, here */
+    JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, OutboxColumns columns, String taskOwner,
+                    String incarnation, int taskCount, int taskIndex, long leaseMs, String fannedChannel,
+                    SharedTableGuard tableShare) {
         if (!incarnation.matches("[0-9a-f]+")) {
             throw new IllegalArgumentException("incarnation must be lowercase hex: " + incarnation);
         }
@@ -65,15 +73,15 @@ final class JdbcOutboxStore implements OutboxStore {
         this.leaseMs = leaseMs;
         this.fannedChannel = fannedChannel;
         this.tableShare = tableShare;
-        this.claimSql = SQL.bindable("ClaimRows", quotedTable);
-        this.stampSql = SQL.bindable("StampFannedOut", quotedTable);
-        this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable);
-        this.poisonSql = SQL.bindable("PoisonRows", quotedTable);
-        this.extendSql = SQL.bindable("ExtendLeases", quotedTable);
-        this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable);
-        this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable);
-        this.backlogSql = SQL.bindable("Backlog", quotedTable);
-        this.retainedSql = SQL.bindable("DeleteRetained", quotedTable);
+        this.claimSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
+        this.stampSql = SQL.bindable("StampFannedOut", quotedTable, columns::expand);
+        this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
+        this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
+        this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
+        this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
+        this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
+        this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
+        this.retainedSql = SQL.bindable("DeleteRetained", quotedTable, columns::expand);
     }
 
     @Override
@@ -100,6 +108,9 @@ final class JdbcOutboxStore implements OutboxStore {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         String payload = rs.getString(5);
+                        if (payload == null) {
+                            payload = "null"; // only a mapped, nullable payload column has NULLs: the JSON null
+                        }
                         HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
                         rows.add(new ClaimedRow(
                             rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,

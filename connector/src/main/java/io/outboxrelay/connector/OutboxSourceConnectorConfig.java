@@ -26,6 +26,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     static final String OUTBOX_GROUP = "Outbox";
     static final String SUBSCRIPTIONS_GROUP = "Subscriptions";
     static final String RECORD_GROUP = "Record shape";
+    static final String COLUMNS_GROUP = "Table columns";
 
     public static final String TABLE = "outbox.table";
     public static final String BATCH_SIZE = "outbox.batch.size";
@@ -45,6 +46,8 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
     public static final String RETENTION_MS = "outbox.retention.ms";
     public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
+    /** outbox.column.id, .type, .subject, .payload, .headers, .occurred_at: see {@link OutboxColumns}. */
+    public static final String COLUMN_PREFIX = "outbox.column.";
     public static final String VALUE_FORMAT = "value.format";
     public static final String HEADERS_FORMAT = "headers.format";
     public static final String CLOUDEVENTS_SOURCE = "cloudevents.source";
@@ -74,6 +77,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     static ConfigDef baseConfigDef() {
         ConfigDef def = ConnectionConfigKeys.addTo(new ConfigDef());
         addOutboxKeys(def);
+        addColumnKeys(def);
         addSubscriptionListKey(def);
         addRecordShapeKeys(def);
         return MentionRecoveryConfig.addTo(def);
@@ -173,6 +177,32 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
             .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "How often retention looks for rows to delete (it continues at once while batches come back full).",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Retention interval (ms)");
+    }
+
+    private static void addColumnKeys(ConfigDef def) {
+        // the state columns (seq, fanned_out_at, ...) are not mappable; README "Adopting an existing outbox table"
+        String asWritten = " A column name as written (quoted, not case-folded).";
+        Map<String, String> docs = new java.util.LinkedHashMap<>();
+        docs.put("id", "Column of the event's id: the event.id header, ce_id and the envelope's id; read as text,"
+            + " so uuid, text or any other type works.");
+        docs.put("type", "Column of the event type, which subscription.<name>.event.types match. Debezium's table:"
+            + " type.");
+        docs.put("subject", "Column of the event's subject: the record key, what per-subject order and the split of"
+            + " subjects over tasks follow. Debezium's table: aggregateid.");
+        docs.put("payload", "Column of the payload, read as its text: jsonb, json, text or varchar (validation refuses"
+            + " bytea). A NULL payload is the JSON null.");
+        docs.put("headers", "jsonb (or json) column whose object of header names to values is copied onto every record."
+            + " Empty for none: the records then carry only the relay's own headers (Debezium's table has none).");
+        docs.put("occurred_at", "NOT NULL timestamptz column of when the event occurred: the record timestamp and"
+            + " event.occurred_at. outbox-adopt-existing.sql adds occurred_at DEFAULT now() to a table without one.");
+        int order = 0;
+        for (Map.Entry<String, String> field : docs.entrySet()) {
+            String name = field.getKey();
+            String defaultColumn = OutboxColumns.DEFAULT.byField().get(name);
+            def.define(COLUMN_PREFIX + name, Type.STRING, defaultColumn, new ColumnValidator(name.equals("headers")),
+                Importance.LOW, field.getValue() + asWritten, COLUMNS_GROUP, ++order, Width.MEDIUM,
+                "Column: " + name);
+        }
     }
 
     private static void addRecordShapeKeys(ConfigDef def) {
@@ -315,6 +345,16 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     RecordShape recordShape() {
         return recordShape;
+    }
+
+    /** The columns of the event's fields ({@code outbox.column.*}). */
+    OutboxColumns columns() {
+        return new OutboxColumns(column("id"), column("type"), column("subject"), column("payload"),
+            column("headers"), column("occurred_at"));
+    }
+
+    private String column(String field) {
+        return getString(COLUMN_PREFIX + field);
     }
 
     /** The record shape, or a ConfigException when headers.format=cloudevents has no cloudevents.source. */
@@ -472,6 +512,40 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
         @Override
         public String toString() {
             return "table or schema.table";
+        }
+    }
+
+    static final class ColumnValidator implements ConfigDef.Validator {
+        private final boolean emptyAllowed;
+
+        ColumnValidator(boolean emptyAllowed) {
+            this.emptyAllowed = emptyAllowed;
+        }
+
+        @Override
+        public void ensureValid(String name, Object value) {
+            String v = (String) value;
+            if (v != null && v.isEmpty() && emptyAllowed) {
+                return;
+            }
+            if (v == null || v.isEmpty()) {
+                throw new ConfigException(name, value, "name the table's column for this field");
+            }
+            if (v.indexOf('\0') >= 0) {
+                throw new ConfigException(name, value, "a column name cannot contain NUL");
+            }
+            if (v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 63) {
+                throw new ConfigException(name, value, "PostgreSQL keeps only the first 63 bytes of a column name");
+            }
+            if (OutboxColumns.STATE_COLUMNS.contains(v)) {
+                throw new ConfigException(name, value, v + " is one of the relay's own state columns "
+                    + OutboxColumns.STATE_COLUMNS + ", which an event field cannot share");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return emptyAllowed ? "empty (no such column), or a column name" : "column name";
         }
     }
 

@@ -30,12 +30,12 @@ interface RelayBackend extends AutoCloseable {
         OutboxSourceConnectorConfig connector = config.connector();
         String owner = config.leaseOwner();
         SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
-            connector.subscriptions(), connector.recordShape());
+            connector.subscriptions(), connector.recordShape(), connector.columns());
         ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
         HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
-        OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), owner, incarnation,
-            config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(), connector.fannedChannel(),
-            tableShare);
+        OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
+            owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
+            connector.fannedChannel(), tableShare);
         PostgresListener listener = null;
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,

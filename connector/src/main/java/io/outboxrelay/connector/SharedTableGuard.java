@@ -24,7 +24,8 @@ import java.util.regex.Pattern;
  *
  * <p>Each relay session announces what it relays in its {@code application_name}:
  * {@code outbox-relay:<connector>-<task>@<table>.<records>.<connector>}, three fingerprints of six hex
- * digits: of the table, of what decides the records (subscriptions and the record shape), and of the full
+ * digits: of the table, of what decides the records (subscriptions, the record shape and the columns the
+ * event's fields are read from), and of the full
  * connector name, which tells a connector's own sessions apart even when its name is cut to fit the 63
  * bytes PostgreSQL keeps (the name part is ASCII: PostgreSQL would escape other characters).
  * {@code validate()} and each relay task, before its first claim, look at the sessions of the database
@@ -49,20 +50,28 @@ final class SharedTableGuard {
 
     /** @param quotedTable the table as the relay quotes it ({@code "events"}, {@code "app"."events"}) */
     SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions, RecordShape shape) {
+        this(connector, quotedTable, subscriptions, shape, OutboxColumns.DEFAULT);
+    }
+
+    SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions, RecordShape shape,
+                     OutboxColumns columns) {
         this.connector = connector;
         this.tableFingerprint = sha256Hex(quotedTable.contains("\".\"") ? quotedTable : "\"public\"." + quotedTable);
-        this.fingerprint = fingerprint(subscriptions, shape);
+        this.fingerprint = fingerprint(subscriptions, shape, columns);
         this.connectorFingerprint = sha256Hex(connector);
     }
 
     /**
      * Six hex digits over everything that decides a row's records: each subscription's name, topic,
-     * event-type globs and coalescing, in name order, and the record shape.
+     * event-type globs and coalescing, in name order, the record shape, and the columns the fields are read
+     * from (another subject column makes other keys; the default columns add nothing, so the fingerprint
+     * of a connector that maps none is the one of versions without the mapping).
      */
-    static String fingerprint(List<Subscription> subscriptions, RecordShape shape) {
+    static String fingerprint(List<Subscription> subscriptions, RecordShape shape, OutboxColumns columns) {
         List<Subscription> byName = new ArrayList<>(subscriptions);
         byName.sort(Comparator.comparing(Subscription::name));
-        StringBuilder canonical = new StringBuilder(String.valueOf(shape)).append("\n\n");
+        StringBuilder canonical = new StringBuilder(String.valueOf(shape)).append("\n\n")
+            .append(columns.fingerprintPart());
         for (Subscription s : byName) {
             canonical.append(s.name()).append('\n').append(s.topic()).append('\n')
                 .append(String.join(",", new TreeSet<>(s.eventTypeGlobs()))).append('\n')
@@ -119,7 +128,7 @@ final class SharedTableGuard {
                 + other + "', but with other subscriptions or another record shape. A row is fanned out once, for"
                 + " the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
                 + " the rows the other one claims. Give '" + connector + "' exactly the subscription settings of '"
-                + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format), or add"
+                + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format, outbox.column.*), or add"
                 + " the new subscriptions to '" + other + "' instead of running a second connector, or give '"
                 + connector + "' its own outbox table";
         }

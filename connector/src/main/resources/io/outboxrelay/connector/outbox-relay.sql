@@ -1,6 +1,8 @@
 -- Named statements of the outbox relay. {table} is replaced by the quoted, configured table name;
--- :name is a parameter, bound by name (NamedSql.Bindable). Every transition is guarded by the state it
--- expects, so a stale task can never undo a newer one.
+-- {col.<field>} by the quoted column of an event field (outbox.column.<field>, OutboxColumns.expand;
+-- {col.headers} is NULL::jsonb when the table has none); :name is a parameter, bound by name
+-- (NamedSql.Bindable). Every transition is guarded by the state it expects, so a stale task can never
+-- undo a newer one.
 
 -- name: ClaimRows
 -- Lease-committing claim of the rows first in line (seq order) in this task's share of subjects. A row
@@ -10,9 +12,10 @@
 -- earlier incarnation of this task leased before this one started (:takeover_until: the server's time at
 -- this incarnation's first claim plus its outbox.lease.ms, so a lease that ends later, taken with a longer
 -- lease or after that claim, is waited for) are claimed without waiting for their lease to expire; the
--- attempt stays counted, they may have been in flight. Only rows in this task's share are reached. An incarnation is lowercase hex, so a connector whose name
--- extends this task's ('<task>#x', owners '<task>#x-3#<hex>') never matches :task. Every row comes back
--- with the number of rows the claim found in line (:limit when more may wait).
+-- attempt stays counted, they may have been in flight. Only rows in this task's share are reached. An
+-- incarnation is lowercase hex, so a connector whose name extends this task's ('<task>#x', owners
+-- '<task>#x-3#<hex>') never matches :task. Every row comes back with the number of rows the claim found
+-- in line (:limit when more may wait).
 WITH c AS (
   SELECT seq, attempts, lease_until AS prev_lease FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
@@ -21,7 +24,7 @@ WITH c AS (
               AND (lease_owner = :task
                    OR (starts_with(lease_owner, :task || '#') AND substr(lease_owner, length(:task) + 2) ~ '^[0-9a-f]+$'))))
      AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-     AND (:task_count::int = 1 OR mod(hashtext(subject)::bigint + 2147483648, :task_count::int) = :task_index::int)
+     AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
    ORDER BY seq
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
@@ -35,7 +38,8 @@ u AS (
          attempts = e.attempts + 1
     FROM p
    WHERE e.seq = p.seq
-  RETURNING e.seq, e.id, e.type, e.subject, e.payload, e.headers, e.occurred_at, e.attempts, e.last_error,
+  RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, e.{col.payload} AS payload,
+            e.{col.headers} AS headers, e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error,
             p.prev_lease, p.found)
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
 -- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
@@ -82,7 +86,8 @@ UPDATE {table} e
    SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
   FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
  WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
-RETURNING e.seq, e.id::text, e.type, e.subject, e.attempts, e.occurred_at, e.poisoned_at, e.last_error;
+RETURNING e.seq, e.{col.id}::text, e.{col.type}, e.{col.subject}, e.attempts, e.{col.occurred_at},
+          e.poisoned_at, e.last_error;
 
 -- name: ExtendLeases
 -- Keeps the rows a task holds reserved.
@@ -110,7 +115,7 @@ RETURNING seq, attempts;
 -- oldest one, both from the claim's partial index.
 SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
                                 WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT 10000000) b),
-       (SELECT (EXTRACT(EPOCH FROM now() - occurred_at) * 1000)::bigint FROM {table}
+       (SELECT (EXTRACT(EPOCH FROM now() - {col.occurred_at}) * 1000)::bigint FROM {table}
          WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1);
 
 -- name: DeleteRetained

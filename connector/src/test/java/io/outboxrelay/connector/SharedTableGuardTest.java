@@ -53,4 +53,28 @@ class SharedTableGuardTest {
         assertThat(name).matches("[\\x20-\\x7e]+").startsWith("outbox-relay:zo?-??-0@");
         assertThat(guard("mail", MAIL).conflictAmong(List.of(name))).isNotNull();
     }
+
+    @Test
+    void aConnectorReadingTheFieldsFromOtherColumnsConflictsAndTheSameColumnsDoNot() {
+        OutboxColumns debezium = new OutboxColumns("id", "type", "aggregateid", "payload", "", "occurred_at");
+        OutboxColumns byAggregateType = new OutboxColumns("id", "type", "aggregatetype", "payload", "", "occurred_at");
+        String running = new SharedTableGuard("dbz", "\"outbox\"", HOOKS, ENVELOPE, debezium).applicationName("dbz-0");
+
+        assertThat(new SharedTableGuard("other", "\"outbox\"", HOOKS, ENVELOPE, byAggregateType)
+            .conflictAmong(List.of(running))).as("other keys for the same rows").contains("outbox.column.*");
+        assertThat(new SharedTableGuard("other", "\"outbox\"", HOOKS, ENVELOPE, OutboxColumns.DEFAULT)
+            .conflictAmong(List.of(running))).as("the default columns against a mapping").isNotNull();
+        assertThat(new SharedTableGuard("twin", "\"outbox\"", HOOKS, ENVELOPE,
+            new OutboxColumns("id", "type", "aggregateid", "payload", "", "occurred_at")).conflictAmong(List.of(running)))
+            .as("the same mapping").isNull();
+    }
+
+    @Test
+    void theDefaultColumnsKeepTheFingerprintOfVersionsWithoutTheMapping() {
+        // what a relay of the version before outbox.column.* announced for these subscriptions: a rolling
+        // upgrade must not make the old and the new connectors on one table refuse each other
+        assertThat(SharedTableGuard.fingerprint(HOOKS, ENVELOPE, OutboxColumns.DEFAULT)).isEqualTo("8a2e20");
+        assertThat(SharedTableGuard.fingerprint(HOOKS, ENVELOPE,
+            new OutboxColumns("id", "type", "subject", "body", "headers", "occurred_at"))).isNotEqualTo("8a2e20");
+    }
 }
