@@ -46,7 +46,7 @@ class RelayMaintenanceIT {
         maintenance.run(2);
         maintenance.run(3);             // nothing left older than an hour
 
-        assertThat(metrics.retained.get()).isEqualTo(2_200);
+        assertThat(metrics.value("rows-retained-deleted-total")).isEqualTo(2_200);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq <= 2200")).isZero();
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(300);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isEqualTo(10);
