@@ -193,8 +193,8 @@ public final class Benchmark {
         if (options.debezium()) {
             results.drains.add(debeziumDrain("drain", n));
             // a second, alternating round of the headline comparison: the worker JVM keeps getting faster well
-            // after the warm-up (later drains of the same settings ran up to 1.8x faster), so one round in a
-            // fixed order favours whoever runs last; the targets take each contender's best round
+            // after the warm-up (bench/README, "rematch"), so one round in a fixed order favours whoever runs
+            // last; the targets take each contender's best round
             results.drains.add(debeziumDrain("rematch", n));
             results.drains.add(relayDrain("rematch", 2, 1, Map.of(), n, "relay 2 tasks, 1 sub (rematch)", false));
         }

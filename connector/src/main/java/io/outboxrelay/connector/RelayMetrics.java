@@ -1,37 +1,60 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
+import io.outboxrelay.common.TaskStats;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.utils.Time;
 
 /**
- * Counters and gauges of one relay task, published over JMX by {@code TaskMetricsRegistry}. Counters
- * are totals since the task started; rates are per second over the last {@link RateMeter#WINDOW_MS}.
+ * The metrics of one relay task, published over JMX by {@code TaskMetricsRegistry}: totals since the task
+ * started, rates and latency maxima over the last {@value TaskStats#WINDOW_SECONDS} s ({@link TaskStats}),
+ * and gauges.
  */
 final class RelayMetrics {
-    final AtomicLong claimed = new AtomicLong();
-    final AtomicLong stamped = new AtomicLong();
-    final AtomicLong poisoned = new AtomicLong();
-    final AtomicLong failed = new AtomicLong();
-    final AtomicLong retried = new AtomicLong();
-    final AtomicLong leaseExpiries = new AtomicLong();
-    final AtomicLong retained = new AtomicLong();
-    final AtomicLong notifyWakeups = new AtomicLong();
-    final AtomicLong sweeps = new AtomicLong();
-    final AtomicLong lastClaimMs = new AtomicLong();
-    final AtomicLong maxClaimMs = new AtomicLong();
+    private final TaskStats stats;
+    private final Sensor claimedRows;
+    private final Sensor stampedRows;
+    private final Sensor poisonedRows;
+    private final Sensor failedRows;
+    private final Sensor retriedRows;
+    private final Sensor leaseExpiries;
+    private final Sensor retainedRows;
+    private final Sensor notifyWakeups;
+    private final Sensor sweeps;
+    private final Sensor claimMs;
+    private final Sensor stampMs;
     /** The size the next fresh claim asks for, and the largest a claim asked for. */
     final AtomicLong claimSize = new AtomicLong();
     final AtomicLong maxClaimSize = new AtomicLong();
-    final AtomicLong lastStampMs = new AtomicLong();
-    final AtomicLong maxStampMs = new AtomicLong();
     final AtomicLong backlog = new AtomicLong(-1);
     final AtomicLong oldestAgeMs = new AtomicLong(-1);
-    private final RateMeter claimRate = new RateMeter();
-    private final RateMeter stampRate = new RateMeter();
-    private final RateMeter poisonRate = new RateMeter();
+
+    RelayMetrics() {
+        this(Time.SYSTEM);
+    }
+
+    RelayMetrics(Time time) {
+        stats = new TaskStats(time);
+        claimedRows = stats.totalAndRate("rows-claimed", "Rows this task claimed", "Rows claimed per second");
+        stampedRows = stats.totalAndRate("rows-fanned", "Rows this task stamped as fanned out",
+            "Rows stamped per second");
+        poisonedRows = stats.totalAndRate("rows-poisoned", "Rows this task poisoned", "Rows poisoned per second");
+        failedRows = stats.total("rows-failed", "Rows released for a retry after a record was not delivered");
+        retriedRows = stats.total("rows-retried", "Rows claimed again, one at a time, after an earlier attempt: a"
+            + " failed delivery, a task restart or a lost lease");
+        leaseExpiries = stats.total("lease-expiries", "Rows claimed after another claimer's lease on them expired (it"
+            + " died or stalled past outbox.lease.ms)");
+        retainedRows = stats.total("rows-retained-deleted", "Fanned rows deleted by retention");
+        claimMs = stats.durations("claim-latency", "Duration of the last claim statement", "Longest claim statement");
+        stampMs = stats.durations("stamp-latency", "Duration of the last stamp transaction",
+            "Longest stamp transaction");
+        notifyWakeups = stats.count("notify-wakeups", "Claims woken by LISTEN/NOTIFY");
+        sweeps = stats.count("sweeps", "Periodic sweeps");
+    }
 
     void claimSize(int next, int asked) {
         claimSize.set(next);
@@ -39,46 +62,43 @@ final class RelayMetrics {
     }
 
     void claimed(int rows, long ms) {
-        claimed.addAndGet(rows);
-        claimRate.add(rows);
-        lastClaimMs.set(ms);
-        maxClaimMs.accumulateAndGet(ms, Math::max);
+        claimedRows.record(rows);
+        claimMs.record(ms);
     }
 
     void stamped(int rows, long ms) {
-        stamped.addAndGet(rows);
-        stampRate.add(rows);
-        lastStampMs.set(ms);
-        maxStampMs.accumulateAndGet(ms, Math::max);
+        stampedRows.record(rows);
+        stampMs.record(ms);
     }
 
     void poisoned(int rows) {
-        poisoned.addAndGet(rows);
-        poisonRate.add(rows);
+        poisonedRows.record(rows);
     }
 
     void failed(int rows) {
-        failed.addAndGet(rows);
+        failedRows.record(rows);
     }
 
     void retried(int rows) {
-        retried.addAndGet(rows);
+        retriedRows.record(rows);
     }
 
     void leaseExpired(int rows) {
-        leaseExpiries.addAndGet(rows);
+        if (rows > 0) { // called on every claim; almost always 0
+            leaseExpiries.record(rows);
+        }
     }
 
     void retained(int rows) {
-        retained.addAndGet(rows);
+        retainedRows.record(rows);
     }
 
     void notifyWakeup() {
-        notifyWakeups.incrementAndGet();
+        notifyWakeups.record();
     }
 
     void sweep() {
-        sweeps.incrementAndGet();
+        sweeps.record();
     }
 
     void backlog(long rows, long oldestMs) {
@@ -86,8 +106,13 @@ final class RelayMetrics {
         oldestAgeMs.set(oldestMs);
     }
 
+    /** The current value of one published metric other than the gauges {@link #gauges} adds. */
+    double value(String metric) {
+        return stats.value(metric);
+    }
+
     /**
-     * The gauges as published over JMX; {@code inFlight} reads the task's records in flight. The
+     * The metrics as published over JMX; {@code inFlight} reads the task's records in flight. The
      * table-wide gauges ({@code backlog-rows}, {@code oldest-unfanned-age-ms}) are published by one task
      * of the connector only ({@code tableWide}), so that summing a gauge over tasks, as dashboards do,
      * counts the table once.
@@ -100,68 +125,23 @@ final class RelayMetrics {
             m.put("oldest-unfanned-age-ms", new Metric("Age of the oldest row waiting to be fanned out, table-wide;"
                 + " published by relay task 0 only; 0 when none", oldestAgeMs::get));
         }
-        m.put("rows-claimed-total", new Metric("Rows this task claimed", claimed::get));
-        m.put("rows-claimed-rate", new Metric("Rows claimed per second", claimRate::perSecond));
-        m.put("rows-fanned-total", new Metric("Rows this task stamped as fanned out", stamped::get));
-        m.put("rows-fanned-rate", new Metric("Rows stamped per second", stampRate::perSecond));
-        m.put("rows-poisoned-total", new Metric("Rows this task poisoned", poisoned::get));
-        m.put("rows-poisoned-rate", new Metric("Rows poisoned per second", poisonRate::perSecond));
-        m.put("rows-failed-total", new Metric("Rows released for a retry after a record was not delivered",
-            failed::get));
-        m.put("rows-retried-total", new Metric("Rows claimed again, one at a time, after an earlier attempt: a failed"
-            + " delivery, a task restart or a lost lease", retried::get));
-        m.put("lease-expiries-total", new Metric("Rows claimed after another claimer's lease on them expired (it"
-            + " died or stalled past outbox.lease.ms)", leaseExpiries::get));
-        m.put("rows-retained-deleted-total", new Metric("Fanned rows deleted by retention", retained::get));
+        m.putAll(stats.published());
         m.put("rows-in-flight", new Metric("Claimed rows whose records are not all acknowledged yet",
             inFlight::getAsInt));
-        m.put("claim-latency-last-ms", new Metric("Duration of the last claim statement", lastClaimMs::get));
-        m.put("claim-latency-max-ms", new Metric("Longest claim statement", maxClaimMs::get));
         m.put("claim-size", new Metric("Rows the next claim asks for: doubles after a full claim up to"
             + " outbox.batch.max.size, halves after a short one down to outbox.batch.size", claimSize::get));
         m.put("claim-size-max", new Metric("Most rows a claim of this task asked for", maxClaimSize::get));
-        m.put("stamp-latency-last-ms", new Metric("Duration of the last stamp transaction", lastStampMs::get));
-        m.put("stamp-latency-max-ms", new Metric("Longest stamp transaction", maxStampMs::get));
-        m.put("notify-wakeups-total", new Metric("Claims woken by LISTEN/NOTIFY", notifyWakeups::get));
-        m.put("sweeps-total", new Metric("Periodic sweeps", sweeps::get));
         return m;
     }
 
     String summary() {
-        return "claimed " + claimed + ", stamped " + stamped + ", failed " + failed + ", poisoned " + poisoned
-            + ", retried " + retried + ", lease expiries " + leaseExpiries + ", NOTIFY wake-ups " + notifyWakeups + ", sweeps " + sweeps;
+        return "claimed " + total("rows-claimed-total") + ", stamped " + total("rows-fanned-total") + ", failed "
+            + total("rows-failed-total") + ", poisoned " + total("rows-poisoned-total") + ", retried "
+            + total("rows-retried-total") + ", lease expiries " + total("lease-expiries-total") + ", NOTIFY wake-ups "
+            + total("notify-wakeups-total") + ", sweeps " + total("sweeps-total");
     }
 
-    /** Events per second over a sliding window of one-second buckets. */
-    static final class RateMeter {
-        static final long WINDOW_MS = 30_000;
-        private final long[] buckets = new long[(int) (WINDOW_MS / 1000)];
-        private long currentSecond = -1;
-
-        synchronized void add(long n) {
-            roll(System.currentTimeMillis() / 1000);
-            buckets[(int) (currentSecond % buckets.length)] += n;
-        }
-
-        synchronized double perSecond() {
-            roll(System.currentTimeMillis() / 1000);
-            long sum = 0;
-            for (long b : buckets) {
-                sum += b;
-            }
-            return sum / (double) buckets.length;
-        }
-
-        private void roll(long second) {
-            if (currentSecond < 0) {
-                currentSecond = second;
-                return;
-            }
-            long steps = Math.min(second - currentSecond, buckets.length);
-            for (long s = 1; s <= steps; s++) {
-                buckets[(int) ((currentSecond + s) % buckets.length)] = 0;
-            }
-            currentSecond = Math.max(currentSecond, second);
-        }
+    private long total(String metric) {
+        return (long) stats.value(metric);
     }
 }

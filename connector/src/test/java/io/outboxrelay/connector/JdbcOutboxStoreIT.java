@@ -3,8 +3,8 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -158,7 +158,7 @@ class OutboxRelayTaskTest {
         assertThat(seqs(task.poll())).as("the next in line may be a retry too: one row").containsExactly(3L);
         assertThat(seqs(task.poll())).as("a fresh one: batches again").containsExactly(4L, 5L);
         assertThat(store.row(2).attempts).isEqualTo(2);
-        assertThat(task.metrics().retried.get()).isEqualTo(1);
+        assertThat(task.metrics().value("rows-retried-total")).isEqualTo(1);
     }
 
     @Test

@@ -3,8 +3,8 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,7 +49,7 @@ class RelayMaintenanceIT {
         maintenance.run(2);
         maintenance.run(3);             // nothing left older than an hour
 
-        assertThat(metrics.retained.get()).isEqualTo(2_200);
+        assertThat(metrics.value("rows-retained-deleted-total")).isEqualTo(2_200);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq <= 2200")).isZero();
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(300);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isEqualTo(10);

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

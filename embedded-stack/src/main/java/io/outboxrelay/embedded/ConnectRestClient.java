@@ -3,6 +3,8 @@ package io.outboxrelay.embedded;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,32 +15,88 @@ import java.util.Map;
 /**
  * A Connect worker's REST API, the calls a user makes with curl: create or update, stop, resume,
  * delete, status. Calls that meet a worker still joining its group (no answer, 409, 503) are retried.
+ * {@link #request} is the plain call underneath, for tests that must see the exact status and body a user
+ * of the API gets.
  */
 public final class ConnectRestClient {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private static final long STATUS_POLL_MS = 100;
 
     private final URI base;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final Duration requestTimeout;
 
     /** {@code baseUrl} is the worker's REST root, e.g. {@code http://localhost:8083}. */
     public ConnectRestClient(String baseUrl) {
-        this.base = URI.create(baseUrl);
+        this(baseUrl, Duration.ofSeconds(60));
+    }
+
+    public ConnectRestClient(String baseUrl, Duration requestTimeout) {
+        this.base = URI.create(baseUrl.endsWith("/") ? baseUrl : baseUrl + "/");
+        this.requestTimeout = requestTimeout;
+    }
+
+    /** The status and body of one call, as they came. */
+    public record Reply(int status, String body) {
+        public JsonNode json() {
+            try {
+                return JSON.readTree(body);
+            } catch (IOException e) {
+                throw new UncheckedIOException(body, e);
+            }
+        }
+    }
+
+    /**
+     * One call, not retried: {@code method} on {@code path} (relative to the REST root), with
+     * {@code jsonBody} as JSON when not null. A worker that does not answer is an {@link UncheckedIOException}.
+     */
+    public Reply request(String method, String path, Object jsonBody) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri(path));
+        if (jsonBody == null) {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        } else {
+            request.header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(toJson(jsonBody)));
+        }
+        return send(request, requestTimeout);
+    }
+
+    public Reply get(String path) {
+        return request("GET", path, null);
+    }
+
+    /**
+     * Sends to any HTTP endpoint and keeps status and body; a failed or interrupted exchange is an
+     * {@link UncheckedIOException}.
+     */
+    public static Reply send(HttpRequest.Builder request, Duration timeout) {
+        try {
+            HttpResponse<String> r = HTTP.send(request.timeout(timeout).build(), HttpResponse.BodyHandlers.ofString());
+            return new Reply(r.statusCode(), r.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UncheckedIOException(new InterruptedIOException("interrupted while waiting for " + request));
+        }
+    }
+
+    /** JSON text of a request body. */
+    public static String toJson(Object body) {
+        try {
+            return JSON.writeValueAsString(body);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** {@code PUT /connectors/<name>/config}: creates or updates; the worker validates the config first. */
     public void put(String name, Map<String, String> config, Duration timeout) throws InterruptedException {
-        String body;
-        try {
-            body = JSON.writeValueAsString(config);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            HttpResponse<String> r = send(HttpRequest.newBuilder(uri("/connectors/" + name + "/config"))
-                .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(body)));
-            int status = r == null ? -1 : r.statusCode();
+            Reply r = attempt("PUT", "connectors/" + name + "/config", config);
+            int status = r == null ? -1 : r.status();
             if (status == 200 || status == 201) {
                 return;
             }
@@ -53,19 +111,17 @@ public final class ConnectRestClient {
 
     /** {@code PUT /connectors/<name>/stop}: tasks shut down (offsets committed), config kept. */
     public void stop(String name) {
-        check(send(HttpRequest.newBuilder(uri("/connectors/" + name + "/stop"))
-            .PUT(HttpRequest.BodyPublishers.noBody())), "stop " + name);
+        check(attempt("PUT", "connectors/" + name + "/stop", null), "stop " + name);
     }
 
     /** {@code PUT /connectors/<name>/resume}. */
     public void resume(String name) {
-        check(send(HttpRequest.newBuilder(uri("/connectors/" + name + "/resume"))
-            .PUT(HttpRequest.BodyPublishers.noBody())), "resume " + name);
+        check(attempt("PUT", "connectors/" + name + "/resume", null), "resume " + name);
     }
 
     /** {@code DELETE /connectors/<name>}, then waits until the worker no longer lists it. */
     public void delete(String name, Duration timeout) throws InterruptedException {
-        send(HttpRequest.newBuilder(uri("/connectors/" + name)).DELETE());
+        attempt("DELETE", "connectors/" + name, null);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline && status(name) != null) {
             Thread.sleep(STATUS_POLL_MS);
@@ -74,13 +130,13 @@ public final class ConnectRestClient {
 
     /** {@code GET /connectors/<name>/status}, or null when the connector does not exist (yet). */
     public JsonNode status(String name) {
-        HttpResponse<String> r = send(HttpRequest.newBuilder(uri("/connectors/" + name + "/status")).GET());
-        if (r == null || r.statusCode() != 200) {
+        Reply r = attempt("GET", "connectors/" + name + "/status", null);
+        if (r == null || r.status() != 200) {
             return null;
         }
         try {
-            return JSON.readTree(r.body());
-        } catch (IOException e) {
+            return r.json();
+        } catch (UncheckedIOException e) {
             return null;
         }
     }
@@ -133,9 +189,9 @@ public final class ConnectRestClient {
         return nl < 0 ? trace : trace.substring(0, nl);
     }
 
-    private static void check(HttpResponse<String> r, String what) {
-        if (r == null || r.statusCode() / 100 != 2) {
-            throw new IllegalStateException(what + " answered " + (r == null ? "nothing" : r.statusCode() + ": "
+    private static void check(Reply r, String what) {
+        if (r == null || r.status() / 100 != 2) {
+            throw new IllegalStateException(what + " answered " + (r == null ? "nothing" : r.status() + ": "
                 + errorMessage(r.body())));
         }
     }
@@ -151,16 +207,15 @@ public final class ConnectRestClient {
     }
 
     private URI uri(String path) {
-        return base.resolve(path);
+        String relative = path.startsWith("/") ? path.substring(1) : path;
+        return relative.isEmpty() ? base : base.resolve(relative);
     }
 
-    private HttpResponse<String> send(HttpRequest.Builder request) {
+    /** {@link #request}, with null for a worker that does not answer (not up yet, or gone): callers decide. */
+    private Reply attempt(String method, String path, Object jsonBody) {
         try {
-            return http.send(request.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            return null; // not up yet, or gone: callers decide
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return request(method, path, jsonBody);
+        } catch (UncheckedIOException e) {
             return null;
         }
     }

@@ -1,45 +1,60 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
+import io.outboxrelay.common.TaskStats;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.metrics.Sensor;
 
 /**
  * Running totals of one mention-recovery task, readable from any thread (published over JMX through {@link #gauges()}).
  * Counts are since the task started.
  */
 public final class MentionRecoveryMetrics {
-    private final AtomicLong messagesScanned = new AtomicLong();
-    private final AtomicLong messagesMarked = new AtomicLong();
-    private final AtomicLong messageFaults = new AtomicLong();
+    private final TaskStats stats;
+    private final Sensor messagesScanned;
+    private final Sensor messagesMarked;
+    private final Sensor messageFaults;
+    private final Sensor passesCompleted;
+    private final Sensor passesFailed;
+    private final Map<Arm, Sensor> recovered = new EnumMap<>(Arm.class);
+    /** Read by the tests only, not published. */
     private final AtomicLong messagesUndelivered = new AtomicLong();
-    private final AtomicLong passesCompleted = new AtomicLong();
-    private final AtomicLong passesFailed = new AtomicLong();
     private final AtomicLong lastPassDurationMs = new AtomicLong(-1);
-    private final Map<Arm, AtomicLong> recovered = new EnumMap<>(Arm.class);
 
     public MentionRecoveryMetrics() {
+        stats = new TaskStats();
+        messagesScanned = stats.total("messages-scanned", "Unrouted messages read by recovery passes");
+        messagesMarked = stats.total("messages-marked",
+            "Messages marked mentions_routed_at after their records were acknowledged");
+        messageFaults = stats.total("message-faults",
+            "Messages left unmarked because they could not be processed (e.g. blocks not an array)");
         for (Arm arm : Arm.values()) {
-            recovered.put(arm, new AtomicLong());
+            recovered.put(arm, stats.total("mentions-recovered-" + arm.name().toLowerCase(Locale.ROOT),
+                "Recovered mentions routed as " + arm));
         }
+        passesCompleted = stats.count("passes-completed", "Recovery passes that completed");
+        passesFailed = stats.count("passes-failed", "Recovery passes ended by an error (retried with backoff)");
+        stats.gauge("last-pass-duration-ms", "Duration of the last completed pass; -1 before the first",
+            lastPassDurationMs::get);
     }
 
     /** Unrouted messages read by the scan. */
     public long messagesScanned() {
-        return messagesScanned.get();
+        return total("messages-scanned-total");
     }
 
     /** Messages whose {@code mentions_routed_at} this task set. */
     public long messagesMarked() {
-        return messagesMarked.get();
+        return total("messages-marked-total");
     }
 
     /** Messages left unrouted because their blocks could not be read. */
     public long messageFaults() {
-        return messageFaults.get();
+        return total("message-faults-total");
     }
 
     /** Messages left unrouted because a record came back without metadata (not delivered). */
@@ -49,21 +64,25 @@ public final class MentionRecoveryMetrics {
 
     /** Records produced for this arm. */
     public long recovered(Arm arm) {
-        return recovered.get(arm).get();
+        return total("mentions-recovered-" + arm.name().toLowerCase(Locale.ROOT) + "-total");
     }
 
     /** Records produced for all arms. */
     public long recoveredTotal() {
-        return recovered.values().stream().mapToLong(AtomicLong::get).sum();
+        long sum = 0;
+        for (Arm arm : Arm.values()) {
+            sum += recovered(arm);
+        }
+        return sum;
     }
 
     public long passesCompleted() {
-        return passesCompleted.get();
+        return total("passes-completed-total");
     }
 
     /** Passes ended early by a database error. */
     public long passesFailed() {
-        return passesFailed.get();
+        return total("passes-failed-total");
     }
 
     /** Wall time of the last completed pass, or -1 before the first one. */
@@ -72,15 +91,15 @@ public final class MentionRecoveryMetrics {
     }
 
     void scanned(int messages) {
-        messagesScanned.addAndGet(messages);
+        messagesScanned.record(messages);
     }
 
     void marked(int messages) {
-        messagesMarked.addAndGet(messages);
+        messagesMarked.record(messages);
     }
 
     void faults(int messages) {
-        messageFaults.addAndGet(messages);
+        messageFaults.record(messages);
     }
 
     void undelivered(int messages) {
@@ -88,39 +107,24 @@ public final class MentionRecoveryMetrics {
     }
 
     void recovered(Arm arm, int records) {
-        recovered.get(arm).addAndGet(records);
+        recovered.get(arm).record(records);
     }
 
     void passCompleted(long durationMs) {
-        passesCompleted.incrementAndGet();
+        passesCompleted.record();
         lastPassDurationMs.set(durationMs);
     }
 
     void passFailed() {
-        passesFailed.incrementAndGet();
+        passesFailed.record();
     }
 
     /** The gauges published over JMX (kind=mentions). */
     public Map<String, Metric> gauges() {
-        Map<String, Metric> m = new LinkedHashMap<>();
-        m.put("messages-scanned-total", new Metric(
-            "Unrouted messages read by recovery passes", this::messagesScanned));
-        m.put("messages-marked-total", new Metric(
-            "Messages marked mentions_routed_at after their records were acknowledged", this::messagesMarked));
-        m.put("message-faults-total", new Metric(
-            "Messages left unmarked because they could not be processed (e.g. blocks not an array)",
-            this::messageFaults));
-        for (Arm arm : Arm.values()) {
-            m.put("mentions-recovered-" + arm.name().toLowerCase(Locale.ROOT) + "-total",
-                new Metric("Recovered mentions routed as " + arm,
-                    () -> recovered(arm)));
-        }
-        m.put("passes-completed-total", new Metric(
-            "Recovery passes that completed", this::passesCompleted));
-        m.put("passes-failed-total", new Metric(
-            "Recovery passes ended by an error (retried with backoff)", this::passesFailed));
-        m.put("last-pass-duration-ms", new Metric(
-            "Duration of the last completed pass; -1 before the first", this::lastPassDurationMs));
-        return m;
+        return new LinkedHashMap<>(stats.published());
+    }
+
+    private long total(String metric) {
+        return (long) stats.value(metric);
     }
 }

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.mentions.MentionStore.OwedRow;
 import io.outboxrelay.testsupport.ProjectFiles;
+import io.outboxrelay.testsupport.SqlScript;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;

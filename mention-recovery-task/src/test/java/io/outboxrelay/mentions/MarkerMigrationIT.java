@@ -7,6 +7,7 @@ import static io.outboxrelay.mentions.PostgresFixture.routedAt;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.testsupport.ProjectFiles;
+import io.outboxrelay.testsupport.SqlScript;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;

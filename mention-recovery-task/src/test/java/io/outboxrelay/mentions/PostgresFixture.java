@@ -1,9 +1,8 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.testsupport.ExtraPostgres;
 import io.outboxrelay.testsupport.ProjectFiles;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.outboxrelay.testsupport.SqlScript;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -12,35 +11,27 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * One embedded PostgreSQL per test class, with helpers to create a fresh database, apply the schema
- * files, and log in as a least-privilege member of {@code outbox_relay}; test-only.
+ * One embedded PostgreSQL per test class ({@link ExtraPostgres}), with helpers to create a fresh database,
+ * apply the schema files, and log in as a least-privilege member of {@code outbox_relay}; test-only.
  */
 final class PostgresFixture implements AutoCloseable {
     static final String RELAY_USER = "relay_it";
     static final String RELAY_PASSWORD = "relay-it-pw";
 
-    private final EmbeddedPostgres pg;
+    private final ExtraPostgres pg;
     private int databases;
 
     PostgresFixture() {
-        try {
-            pg = EmbeddedPostgres.builder().start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        pg = ExtraPostgres.start(builder -> builder.setServerConfig("max_connections", "300"));
     }
 
     /** A new empty database; returns its JDBC URL (without credentials). */
-    String createDatabase() throws SQLException {
-        String name = "mentions_it_" + (++databases);
-        try (Connection c = pg.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
-            st.execute("CREATE DATABASE " + name);
-        }
-        return "jdbc:postgresql://localhost:" + pg.getPort() + "/" + name;
+    String createDatabase() {
+        return pg.createEmptyDatabase("mentions_it_" + (++databases), "").jdbcUrl();
     }
 
     int port() {
-        return pg.getPort();
+        return pg.port();
     }
 
     /** A superuser session (the schema owner, as an operator applying migrations). */
@@ -133,7 +124,7 @@ final class PostgresFixture implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
+    public void close() {
         pg.close();
     }
 }

@@ -1,11 +1,8 @@
 package io.outboxrelay.writer;
 
-import io.outboxrelay.common.PsqlScript;
+import io.outboxrelay.testsupport.ExtraPostgres;
 import io.outboxrelay.testsupport.ProjectFiles;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,50 +10,44 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 
 /**
- * One embedded PostgreSQL 17 per test class with {@code schemas/sql/outbox.sql} applied, and a
- * stand-in for the relay's stamp that does exactly what the connector's {@code StampFannedOut} plus
+ * One embedded PostgreSQL 17 per test class ({@link ExtraPostgres}) with {@code schemas/sql/outbox.sql}
+ * applied, and a stand-in for the relay's stamp that does exactly what the connector's {@code StampFannedOut} plus
  * {@code Notify} statements do: one set-based UPDATE guarded by {@code fanned_out_at IS NULL}, then, in
  * the same transaction, {@code pg_notify} with at most 200 comma-separated ids per notification.
  */
 final class TestOutbox implements AutoCloseable {
     static final int IDS_PER_NOTIFY = 200;
 
-    private final EmbeddedPostgres postgres;
+    private final ExtraPostgres server;
+    private final TestDatabase db;
 
-    private TestOutbox(EmbeddedPostgres postgres) {
-        this.postgres = postgres;
+    private TestOutbox(ExtraPostgres server, TestDatabase db) {
+        this.server = server;
+        this.db = db;
     }
 
     static TestOutbox start() {
-        try {
-            TestOutbox db = new TestOutbox(EmbeddedPostgres.builder().setServerConfig("fsync", "off").start());
-            db.execute(PsqlScript.render(ProjectFiles.schemaFile("outbox.sql"), Map.of()));
-            return db;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ExtraPostgres server = ExtraPostgres.start();
+        TestDatabase db = server.createEmptyDatabase("writer", "");
+        db.runScript(ProjectFiles.schemaFile("outbox.sql"));
+        return new TestOutbox(server, db);
     }
 
     ConnectionSource connections() {
         Properties props = new Properties();
-        props.setProperty("user", "postgres");
-        return ConnectionSource.of(postgres.getJdbcUrl("postgres", "postgres"), props);
+        props.setProperty("user", db.user());
+        return ConnectionSource.of(db.jdbcUrl(), props);
     }
 
     Connection connect() throws SQLException {
-        return postgres.getPostgresDatabase().getConnection();
+        return db.connect();
     }
 
     void execute(String sql) {
-        try (Connection c = connect(); Statement st = c.createStatement()) {
-            st.execute(sql);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        db.execute(sql);
     }
 
     long queryLong(String sql) throws SQLException {
@@ -135,7 +126,7 @@ final class TestOutbox implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
-        postgres.close();
+    public void close() {
+        server.close();
     }
 }

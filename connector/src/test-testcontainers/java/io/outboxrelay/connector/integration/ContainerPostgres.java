@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.testsupport.PostgresServer;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;

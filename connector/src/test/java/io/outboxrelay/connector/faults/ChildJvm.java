@@ -1,5 +1,7 @@
 package io.outboxrelay.connector.faults;
 
+import io.outboxrelay.testsupport.CapturingLogProvider;
+import io.outboxrelay.testsupport.LogCapture;
 import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.File;
 import io.outboxrelay.connector.Version;
@@ -10,6 +12,7 @@ import java.net.ServerSocket;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -34,7 +37,7 @@ import org.slf4j.spi.SLF4JServiceProvider;
  * test JVM's, minus the project's own modules (their {@code target/classes}, {@code test-classes} and
  * jars, wherever they come from) and minus the jars the plugin archive bundles: a real worker has only
  * Kafka on its classpath and must find the connector, pgjdbc and HikariCP through {@code plugin.path}.
- * It gets {@link ChildProcessLogProvider} as its SLF4J backend and writes its output to a log file
+ * It gets {@link CapturingLogProvider} as its SLF4J backend and writes its output to a log file
  * under {@code connector/target/faults/}.
  */
 final class ChildJvm {
@@ -157,25 +160,41 @@ final class ChildJvm {
     }
 
     /**
-     * A directory holding only {@link ChildProcessLogProvider} and its {@code ServiceLoader} entry: the
-     * one piece of the test classes a child JVM gets.
+     * A directory holding only {@link CapturingLogProvider} (with the {@link LogCapture} it reads) and its
+     * {@code ServiceLoader} entry: the one piece of the test helpers a child JVM gets.
      */
     static Path loggingClasspathEntry() {
         Path dir = ProjectFiles.root().resolve("connector").resolve("target").resolve("faults").resolve("child-logging");
         try {
-            Path classes = Path.of(ChildProcessLogProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            String pkg = ChildProcessLogProvider.class.getPackageName().replace('.', '/');
-            Path target = Files.createDirectories(dir.resolve(pkg));
-            try (Stream<Path> files = Files.list(classes.resolve(pkg))) {
-                for (Path f : files.filter(f -> f.getFileName().toString().startsWith(
-                    ChildProcessLogProvider.class.getSimpleName())).collect(Collectors.toList())) {
-                    Files.copy(f, target.resolve(f.getFileName().toString()),
-                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Path source = Path.of(CapturingLogProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            String pkg = CapturingLogProvider.class.getPackageName().replace('.', '/');
+            Files.createDirectories(dir.resolve(pkg));
+            List<String> prefixes = List.of(pkg + "/" + CapturingLogProvider.class.getSimpleName(),
+                pkg + "/" + LogCapture.class.getSimpleName());
+            if (Files.isDirectory(source)) { // the reactor's test-support/target/classes
+                try (Stream<Path> files = Files.list(source.resolve(pkg))) {
+                    for (Path f : files.collect(Collectors.toList())) {
+                        String entry = pkg + "/" + f.getFileName();
+                        if (prefixes.stream().anyMatch(entry::startsWith)) {
+                            Files.copy(f, dir.resolve(entry), StandardCopyOption.REPLACE_EXISTING);
+                        }
+                    }
+                }
+            } else { // the test-support jar
+                try (ZipFile jar = new ZipFile(source.toFile())) {
+                    for (Enumeration<? extends ZipEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                        ZipEntry entry = e.nextElement();
+                        if (prefixes.stream().anyMatch(entry.getName()::startsWith)) {
+                            try (InputStream in = jar.getInputStream(entry)) {
+                                Files.copy(in, dir.resolve(entry.getName()), StandardCopyOption.REPLACE_EXISTING);
+                            }
+                        }
+                    }
                 }
             }
             Path services = Files.createDirectories(dir.resolve("META-INF").resolve("services"));
             Files.writeString(services.resolve(SLF4JServiceProvider.class.getName()),
-                ChildProcessLogProvider.class.getName() + "\n");
+                CapturingLogProvider.class.getName() + "\n");
             return dir;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

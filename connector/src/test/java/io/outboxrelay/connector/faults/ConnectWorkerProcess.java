@@ -1,12 +1,11 @@
 package io.outboxrelay.connector.faults;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.outboxrelay.connector.integration.WorkerRest;
-import io.outboxrelay.connector.integration.WorkerRest.Reply;
+import io.outboxrelay.embedded.ConnectRestClient;
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.CapturingLogProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,6 +34,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
     private final Path log;
     private final Path properties;
     private final int restPort;
+    private final ConnectRestClient rest;
     private final List<String> classpath;
     private final List<String> jvmArgs;
     private final boolean standalone;
@@ -88,6 +88,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
         this.log = dir.resolve("worker.log");
         this.properties = dir.resolve("worker.properties");
         this.restPort = ChildJvm.freePort();
+        this.rest = new ConnectRestClient("http://localhost:" + restPort, Duration.ofSeconds(30));
         List<String> cp = new ArrayList<>(kafkaClasspath != null ? kafkaClasspath
             : ChildJvm.kafkaClasspath(ChildJvm.pluginJarNames(pluginPath)));
         cp.add(0, ChildJvm.loggingClasspathEntry().toString());
@@ -95,8 +96,8 @@ final class ConnectWorkerProcess implements AutoCloseable {
         List<String> jvm = new ArrayList<>(List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
             // C1 only: a worker that starts several times per test on 2 cores must start fast
             "-XX:TieredStopAtLevel=1",
-            "-D" + ChildProcessLogProvider.LEVEL + "=" + System.getProperty("faults.worker.log", "WARN"),
-            "-D" + ChildProcessLogProvider.INFO_PREFIXES + "=io.outboxrelay,org.apache.kafka.connect.runtime.Worker,"
+            "-D" + CapturingLogProvider.LEVEL + "=" + System.getProperty("faults.worker.log", "WARN"),
+            "-D" + CapturingLogProvider.INFO_PREFIXES + "=io.outboxrelay,org.apache.kafka.connect.runtime.Worker,"
                 + "org.apache.kafka.connect.runtime.distributed.DistributedHerder,org.apache.kafka.connect.cli",
             "-Dlog4j2.level=WARN"));
         jvm.addAll(extraJvmArgs);
@@ -160,7 +161,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
                     + " while starting; see " + log);
             }
             try {
-                if (send(HttpRequest.newBuilder(uri("connectors")).GET()).status() == 200) {
+                if (rest.get("connectors").status() == 200) {
                     return this;
                 }
             } catch (UncheckedIOException notYet) {
@@ -205,21 +206,19 @@ final class ConnectWorkerProcess implements AutoCloseable {
 
     /** Creates or updates a connector (PUT /connectors/{name}/config). */
     void configureConnector(String connector, Map<String, String> config) {
-        Reply r = send(HttpRequest.newBuilder(uri("connectors/" + connector + "/config"))
-            .header("Content-Type", "application/json")
-            .PUT(HttpRequest.BodyPublishers.ofString(WorkerRest.toJson(config))));
+        Reply r = rest.request("PUT", "connectors/" + connector + "/config", config);
         if (r.status() != 200 && r.status() != 201) {
             throw new IllegalStateException("PUT connector " + connector + " -> " + r.status() + ": " + r.body());
         }
     }
 
     void deleteConnector(String connector) {
-        send(HttpRequest.newBuilder(uri("connectors/" + connector)).DELETE());
+        rest.request("DELETE", "connectors/" + connector, null);
     }
 
     /** Task states by task id, e.g. {0: RUNNING}; empty while the connector is unknown or unassigned. */
     Map<Integer, String> taskStates(String connector) {
-        Reply r = send(HttpRequest.newBuilder(uri("connectors/" + connector + "/status")).GET());
+        Reply r = rest.get("connectors/" + connector + "/status");
         Map<Integer, String> out = new LinkedHashMap<>();
         if (r.status() == 200) {
             for (JsonNode t : r.json().get("tasks")) {
@@ -231,8 +230,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
 
     /** GET /connectors/{name}/status as text (task states and the trace of a FAILED task), for messages. */
     String statusJson(String connector) {
-        Reply r = send(HttpRequest.newBuilder(uri("connectors/" + connector + "/status")).GET());
-        return r.body();
+        return rest.get("connectors/" + connector + "/status").body();
     }
 
     boolean tasksRunning(String connector, int count) {
@@ -254,7 +252,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
 
     /** GET /connector-plugins: the connector classes the worker found on its plugin.path, with their versions. */
     JsonNode connectorPlugins() {
-        Reply r = send(HttpRequest.newBuilder(uri("connector-plugins")).GET());
+        Reply r = rest.get("connector-plugins");
         if (r.status() != 200) {
             throw new IllegalStateException("GET connector-plugins -> " + r.status() + ": " + r.body());
         }
@@ -263,7 +261,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
 
     /** GET /: the Kafka version the worker runs, e.g. {@code 3.9.2}. */
     String version() {
-        Reply r = send(HttpRequest.newBuilder(uri("")).GET());
+        Reply r = rest.get("");
         if (r.status() != 200) {
             throw new IllegalStateException("GET / -> " + r.status() + ": " + r.body());
         }
@@ -272,8 +270,7 @@ final class ConnectWorkerProcess implements AutoCloseable {
 
     /** POST /connectors/{name}/tasks/{id}/restart */
     void restartTask(String connector, int task) {
-        send(HttpRequest.newBuilder(uri("connectors/" + connector + "/tasks/" + task + "/restart"))
-            .POST(HttpRequest.BodyPublishers.noBody()));
+        rest.request("POST", "connectors/" + connector + "/tasks/" + task + "/restart", null);
     }
 
     @Override
@@ -285,14 +282,6 @@ final class ConnectWorkerProcess implements AutoCloseable {
                 ChildJvm.stop(process, true, Duration.ofSeconds(30));
             }
         }
-    }
-
-    private URI uri(String resource) {
-        return URI.create("http://localhost:" + restPort + "/" + resource);
-    }
-
-    private Reply send(HttpRequest.Builder request) {
-        return WorkerRest.send(request, Duration.ofSeconds(30));
     }
 
     private void appendToLog(String line) {

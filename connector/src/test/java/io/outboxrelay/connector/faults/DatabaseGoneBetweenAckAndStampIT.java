@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
-import io.outboxrelay.connector.integration.LogCapture;
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

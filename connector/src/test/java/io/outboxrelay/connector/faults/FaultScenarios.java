@@ -3,7 +3,7 @@ package io.outboxrelay.connector.faults;
 import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
-import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.util.HashMap;

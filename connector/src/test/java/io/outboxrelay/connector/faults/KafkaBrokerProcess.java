@@ -1,5 +1,6 @@
 package io.outboxrelay.connector.faults;
 
+import io.outboxrelay.testsupport.CapturingLogProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -84,8 +85,8 @@ final class KafkaBrokerProcess implements AutoCloseable {
         }
         starts++;
         process = ChildJvm.start(classpath, List.of("-Xms256m", "-Xmx768m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-D" + ChildProcessLogProvider.LEVEL + "=WARN",
-                "-D" + ChildProcessLogProvider.INFO_PREFIXES + "=kafka.server.KafkaRaftServer,kafka.Kafka",
+                "-XX:TieredStopAtLevel=1", "-D" + CapturingLogProvider.LEVEL + "=WARN",
+                "-D" + CapturingLogProvider.INFO_PREFIXES + "=kafka.server.KafkaRaftServer,kafka.Kafka",
                 "-Dlog4j2.level=WARN"),
             "kafka.Kafka", List.of(properties.toString()), log);
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();

@@ -1,6 +1,6 @@
 package io.outboxrelay.connector.faults;
 
-import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

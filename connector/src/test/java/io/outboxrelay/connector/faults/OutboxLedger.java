@@ -2,7 +2,7 @@ package io.outboxrelay.connector.faults;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

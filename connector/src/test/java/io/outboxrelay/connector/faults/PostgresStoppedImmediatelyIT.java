@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
-import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

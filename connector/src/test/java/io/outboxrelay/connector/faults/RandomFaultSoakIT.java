@@ -4,7 +4,7 @@ import static io.outboxrelay.connector.faults.FaultScenarios.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
-import io.outboxrelay.connector.integration.TestDatabase;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.lang.management.MemoryUsage;
 import java.time.Duration;

@@ -1,9 +1,7 @@
 package io.outboxrelay.connector.faults;
 
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
-import io.outboxrelay.testsupport.ProjectFiles;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
 import io.zonky.test.db.postgres.util.LinuxUtils;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,7 +10,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,18 +30,18 @@ import java.util.regex.Pattern;
 final class RestartablePostgres implements AutoCloseable {
     private static final Pattern QUOTED = Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\"");
 
-    private final EmbeddedPostgres postgres;
+    private final ExtraPostgres postgres;
     private final Path dataDir;
     private final Path pgCtl;
     private final String serverOptions;
     private final Path log;
     private final int port;
 
-    private RestartablePostgres(EmbeddedPostgres postgres, Path dataDir, Path log) {
+    private RestartablePostgres(ExtraPostgres postgres, Path dataDir, Path log) {
         this.postgres = postgres;
         this.dataDir = dataDir;
         this.log = log;
-        this.port = postgres.getPort();
+        this.port = postgres.port();
         try {
             long pid = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
             Path postgresBinary = Path.of("/proc/" + pid + "/exe").toRealPath();
@@ -58,20 +55,14 @@ final class RestartablePostgres implements AutoCloseable {
     static RestartablePostgres start(String name) {
         Path dir = ChildJvm.workDir("postgres-" + name);
         Path data = dir.resolve("data");
-        try {
-            EmbeddedPostgres pg = EmbeddedPostgres.builder()
-                .setDataDirectory(data)
-                .setCleanDataDirectory(true)
-                .setServerConfig("fsync", "off")
-                // zonky turns it off; a crash would then forget commits it already acknowledged (stamps
-                // come back unstamped and are delivered again), which is the database's doing, not the relay's
-                .setServerConfig("synchronous_commit", "on")
-                .setServerConfig("max_connections", "100")
-                .start();
-            return new RestartablePostgres(pg, data, dir.resolve("pg_ctl.log"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ExtraPostgres pg = ExtraPostgres.start(builder -> builder
+            .setDataDirectory(data)
+            .setCleanDataDirectory(true)
+            // zonky turns it off; a crash would then forget commits it already acknowledged (stamps
+            // come back unstamped and are delivered again), which is the database's doing, not the relay's
+            .setServerConfig("synchronous_commit", "on")
+            .setServerConfig("max_connections", "100"));
+        return new RestartablePostgres(pg, data, dir.resolve("pg_ctl.log"));
     }
 
     int port() {
@@ -80,15 +71,7 @@ final class RestartablePostgres implements AutoCloseable {
 
     /** A new database with the project's schema files applied, as the superuser. */
     TestDatabase createDatabase(String name) {
-        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
-            st.execute("CREATE DATABASE " + name);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-        TestDatabase db = new TestDatabase(name, "jdbc:postgresql://localhost:" + port + "/" + name, "postgres", null);
-        db.runScript(ProjectFiles.schemaFile("outbox.sql"));
-        db.runScript(ProjectFiles.schemaFile("mentions.sql"));
-        return db;
+        return postgres.createDatabase(name, "");
     }
 
     /** {@code pg_ctl stop -m immediate}: the server and every session vanish without a checkpoint. */
@@ -120,14 +103,10 @@ final class RestartablePostgres implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            if (!running()) {
-                start(); // zonky's close stops the server through pg_ctl and expects it up
-            }
-            postgres.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        if (!running()) {
+            start(); // zonky's close stops the server through pg_ctl and expects it up
         }
+        postgres.close();
     }
 
     private void pgCtl(List<String> args) {

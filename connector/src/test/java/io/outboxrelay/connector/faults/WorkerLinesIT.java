@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
-import io.outboxrelay.connector.integration.TestDatabase;
-import io.outboxrelay.connector.integration.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;

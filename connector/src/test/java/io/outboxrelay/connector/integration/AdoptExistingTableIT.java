@@ -1,5 +1,9 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.SqlScript;
+import io.outboxrelay.testsupport.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
@@ -239,7 +243,7 @@ class AdoptExistingTableIT {
         assertThat(WorkerRest.validate(cfg).json().get("error_count").asInt()).as("the mapped config").isZero();
 
         cfg.put("outbox.column.subject", "aggregate_id");
-        WorkerRest.Reply typo = WorkerRest.validate(cfg);
+        Reply typo = WorkerRest.validate(cfg);
         assertThat(WorkerRest.errorsOn(typo, "outbox.column.subject")).singleElement().asString()
             .contains("outbox.column.subject=aggregate_id").contains("no column aggregate_id").contains("aggregateid");
         assertThat(typo.json().get("error_count").asInt()).isOne();
@@ -303,11 +307,11 @@ class AdoptExistingTableIT {
     /** The tests apply the script through PsqlScript; psql itself (which follows the \ir) makes the same. */
     @Test
     void realPsqlAdoptsTheTableAsTheTestsDo() {
-        assumeThat(SchemaCatalog.psqlAvailable()).as("psql on the PATH").isTrue();
+        assumeThat(SqlScript.psqlAvailable()).as("psql on the PATH").isTrue();
         TestDatabase viaHelper = debeziumDatabase("adopt_helper", "jsonb");
         TestDatabase viaPsql = debeziumDatabase("adopt_psql", "jsonb");
         viaHelper.runScript(ADOPT_SQL, ADOPT_VARIABLES);
-        SchemaCatalog.psql(viaPsql, ADOPT_SQL, new HashMap<>(ADOPT_VARIABLES));
+        SqlScript.psql(viaPsql, ADOPT_SQL, new HashMap<>(ADOPT_VARIABLES));
 
         assertThat(SchemaCatalog.of(viaPsql, "public")).isEqualTo(SchemaCatalog.of(viaHelper, "public"))
             .anyMatch(l -> l.contains("outbox_unfanned_idx")).anyMatch(l -> l.contains("outbox_notify_insert"));

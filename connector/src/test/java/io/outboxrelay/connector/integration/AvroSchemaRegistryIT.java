@@ -1,5 +1,7 @@
 package io.outboxrelay.connector.integration;
 
+import io.outboxrelay.testsupport.TestPostgres;
+import io.outboxrelay.testsupport.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;

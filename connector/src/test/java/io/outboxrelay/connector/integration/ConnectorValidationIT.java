@@ -3,6 +3,10 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.OutboxSourceConnector;
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -54,18 +58,18 @@ class ConnectorValidationIT {
         return cfg;
     }
 
-    private static WorkerRest.Reply validate(Map<String, String> cfg) {
-        WorkerRest.Reply reply = WorkerRest.validate(cfg);
+    private static Reply validate(Map<String, String> cfg) {
+        Reply reply = WorkerRest.validate(cfg);
         assertThat(reply.status()).as(reply.body()).isEqualTo(200);
         return reply;
     }
 
-    private static int errorCount(WorkerRest.Reply reply) {
+    private static int errorCount(Reply reply) {
         return reply.json().get("error_count").asInt();
     }
 
     /** Asserts exactly one error in the whole reply, on {@code key}, and returns it. */
-    private static String onlyErrorOn(WorkerRest.Reply reply, String key) {
+    private static String onlyErrorOn(Reply reply, String key) {
         List<String> errors = WorkerRest.errorsOn(reply, key);
         assertThat(errors).as("errors on %s in %s", key, reply.body()).hasSize(1);
         assertThat(errorCount(reply)).as("error_count of %s", reply.body()).isEqualTo(1);
@@ -74,7 +78,7 @@ class ConnectorValidationIT {
 
     @Test
     void aValidConfigHasNoError() {
-        WorkerRest.Reply reply = validate(config());
+        Reply reply = validate(config());
 
         assertThat(errorCount(reply)).as(reply.body()).isZero();
     }

@@ -3,6 +3,8 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -3,6 +3,9 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -65,12 +68,12 @@ class HostileInputsIT {
         Map<String, String> cfg = config("hostile-missing", "hostile-missing-orders");
         cfg.put("outbox.table", HOSTILE);
 
-        WorkerRest.Reply validation = WorkerRest.validate(cfg);
+        Reply validation = WorkerRest.validate(cfg);
         assertThat(WorkerRest.errorsOn(validation, "outbox.table")).singleElement().asString()
             .contains("table \"events\"\"; DROP TABLE x; --\" does not exist")
             .contains("schemas/sql/outbox.sql");
 
-        WorkerRest.Reply create = WorkerRest.put("connectors/hostile-missing/config", cfg);
+        Reply create = WorkerRest.put("connectors/hostile-missing/config", cfg);
         assertThat(create.status()).isEqualTo(400);
         assertThat(create.body()).contains("does not exist");
         assertThat(WorkerRest.get("connectors/hostile-missing").status()).isEqualTo(404);
@@ -115,7 +118,7 @@ class HostileInputsIT {
         Map<String, String> cfg = config("hostile-factory", "hostile-factory-orders");
         cfg.put("connection.url", url);
 
-        WorkerRest.Reply create = WorkerRest.put("connectors/hostile-factory/config", cfg);
+        Reply create = WorkerRest.put("connectors/hostile-factory/config", cfg);
 
         assertThat(create.status()).isEqualTo(400);
         assertThat(create.json().get("message").asText())

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -88,7 +91,7 @@ class LeastPrivilegeRoleIT {
         cfg.put("name", CONNECTOR);
         cfg.put("subscription.orders.topic", TOPIC);
         cfg.put("outbox.poison.topic", "least-privilege-poison");
-        WorkerRest.Reply validation = WorkerRest.validate(cfg);
+        Reply validation = WorkerRest.validate(cfg);
         assertThat(validation.json().get("error_count").asInt()).as(validation.body()).isZero();
         assertThat(WorkerRest.put("connectors/" + CONNECTOR + "/config", cfg).status()).isEqualTo(201);
 

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -334,7 +337,7 @@ class MentionRecoveryLegsIT {
 
     /** {@code task.kind} of each task config, in task order, as GET /connectors/{name}/tasks shows them. */
     static List<String> taskKinds(String name) {
-        WorkerRest.Reply reply = WorkerRest.get("connectors/" + name + "/tasks");
+        Reply reply = WorkerRest.get("connectors/" + name + "/tasks");
         assertThat(reply.status()).isEqualTo(200);
         List<String> kinds = new ArrayList<>();
         for (JsonNode task : reply.json()) {

@@ -9,6 +9,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
 import io.outboxrelay.testsupport.ProjectFiles;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import io.prometheus.jmx.JmxCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;

@@ -2,6 +2,8 @@ package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.List;

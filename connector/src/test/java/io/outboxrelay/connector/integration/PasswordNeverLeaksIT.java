@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -176,23 +180,23 @@ class PasswordNeverLeaksIT {
     @Test
     @Order(2)
     void validationRepliesNeverShowThePassword() throws IOException {
-        WorkerRest.Reply ok = WorkerRest.validate(config(RUNNING, CANARY));
+        Reply ok = WorkerRest.validate(config(RUNNING, CANARY));
         assertThat(ok.json().get("error_count").asInt()).as(ok.body()).isZero();
         assertThat(ok.body()).contains("\"name\":\"connection.password\",\"value\":\"[hidden]\"")
             .contains("\"name\":\"connection.ssl.password\",\"value\":\"[hidden]\"");
         assertNoCanary("validate reply", ok.body());
 
-        WorkerRest.Reply wrong = WorkerRest.validate(config(RUNNING, WRONG_CANARY));
+        Reply wrong = WorkerRest.validate(config(RUNNING, WRONG_CANARY));
         assertThat(WorkerRest.errorsOn(wrong, "connection.password")).singleElement().asString()
             .contains("password authentication failed for user \"relay_leak\"").contains("28P01");
         assertNoCanary("validate reply for a wrong password", wrong.body());
 
         Map<String, String> unreachable = config(RUNNING, CANARY);
         unreachable.put("connection.url", "jdbc:postgresql://localhost:" + ConnectorValidationIT.closedPort() + "/leaks");
-        WorkerRest.Reply refused = WorkerRest.validate(unreachable);
+        Reply refused = WorkerRest.validate(unreachable);
         assertThat(WorkerRest.errorsOn(refused, "connection.url")).singleElement().asString().contains("refused");
         assertNoCanary("validate reply for an unreachable server", refused.body());
-        WorkerRest.Reply create = WorkerRest.put("connectors/leak-unreachable/config", unreachable);
+        Reply create = WorkerRest.put("connectors/leak-unreachable/config", unreachable);
         assertThat(create.status()).isEqualTo(400);
         assertNoCanary("rejected create", create.body());
     }
@@ -215,7 +219,7 @@ class PasswordNeverLeaksIT {
                 .count() == 2);
         for (String resource : new String[] {"connectors/" + RUNNING + "/status", "connectors?expand=status",
             "connectors/" + RUNNING + "/tasks/0/status", "connectors/" + RUNNING + "/topics"}) {
-            WorkerRest.Reply reply = WorkerRest.get(resource);
+            Reply reply = WorkerRest.get(resource);
             assertThat(reply.status()).as(resource).isEqualTo(200);
             assertNoCanary(resource, reply.body());
         }
@@ -228,7 +232,7 @@ class PasswordNeverLeaksIT {
         // e.g. ${file:/etc/kafka/secrets/db.properties:password}, so only the reference is stored)
         for (String resource : new String[] {"connectors/" + RUNNING + "/config", "connectors/" + RUNNING,
             "connectors/" + RUNNING + "/tasks", "connectors?expand=info"}) {
-            WorkerRest.Reply reply = WorkerRest.get(resource);
+            Reply reply = WorkerRest.get(resource);
             assertThat(reply.status()).as(resource).isEqualTo(200);
             assertThat(reply.body()).as(resource).contains(CANARY);
         }

@@ -1,16 +1,9 @@
 package io.outboxrelay.connector.integration;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
-/** What a schema file made in a database, as text to compare, and a real psql to apply it with. */
+/** What a schema file made in a database, as text to compare. */
 final class SchemaCatalog {
     private SchemaCatalog() {
     }
@@ -58,43 +51,5 @@ final class SchemaCatalog {
             ) x ORDER BY line
             """, schema, schema, schema, schema, schema, schema, schema, schema, schema);
         return rows.stream().map(r -> (String) r.get(0)).toList();
-    }
-
-    /** Whether a psql binary is on the PATH. */
-    static boolean psqlAvailable() {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, "psql"))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Runs {@code psql -v ON_ERROR_STOP=1 -v name=value ... -f file} against {@code db}; fails on any error. */
-    static void psql(TestDatabase db, Path file, Map<String, String> variables) {
-        List<String> cmd = new ArrayList<>(List.of("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"));
-        variables.forEach((name, value) -> cmd.addAll(List.of("-v", name + "=" + value)));
-        String url = db.jdbcUrl().substring("jdbc:".length());
-        cmd.addAll(List.of("-f", file.toString(), url + (url.contains("?") ? "&" : "?") + "user=" + db.user()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        if (db.password() != null) {
-            pb.environment().put("PGPASSWORD", db.password());
-        }
-        try {
-            Process p = pb.start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("psql did not finish in 120 s: " + cmd);
-            }
-            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (p.exitValue() != 0) {
-                throw new IllegalStateException("psql exited with " + p.exitValue() + ": " + output);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

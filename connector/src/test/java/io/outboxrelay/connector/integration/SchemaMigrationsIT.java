@@ -2,6 +2,8 @@ package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.testsupport.SqlScript;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -62,18 +65,18 @@ class SchemaTakesNamesIT {
     /** The tests apply the file through PsqlScript; psql itself must make the very same objects. */
     @Test
     void realPsqlMakesWhatTheTestsMake() {
-        assumeTrue(SchemaCatalog.psqlAvailable(), "no psql on the PATH");
+        assumeTrue(SqlScript.psqlAvailable(), "no psql on the PATH");
         TestDatabase viaHelper = TestPostgres.get().createEmptyDatabase("schema_helper");
         TestDatabase viaPsql = TestPostgres.get().createEmptyDatabase("schema_psql");
         viaHelper.runScript(OUTBOX_SQL, NAMES);
-        SchemaCatalog.psql(viaPsql, OUTBOX_SQL, NAMES);
+        SqlScript.psql(viaPsql, OUTBOX_SQL, NAMES);
         assertThat(SchemaCatalog.of(viaPsql, "app")).isNotEmpty().isEqualTo(SchemaCatalog.of(viaHelper, "app"));
 
         // and without variables: the defaults, events and outbox_events in public
         TestDatabase defaultsHelper = TestPostgres.get().createEmptyDatabase("schema_defaults_helper");
         TestDatabase defaultsPsql = TestPostgres.get().createEmptyDatabase("schema_defaults_psql");
         defaultsHelper.runScript(OUTBOX_SQL);
-        SchemaCatalog.psql(defaultsPsql, OUTBOX_SQL, Map.of());
+        SqlScript.psql(defaultsPsql, OUTBOX_SQL, Map.of());
         List<String> defaults = SchemaCatalog.of(defaultsPsql, "public");
         assertThat(defaults).isEqualTo(SchemaCatalog.of(defaultsHelper, "public"))
             .anyMatch(l -> l.contains("EXECUTE FUNCTION events_notify('outbox_events')"));

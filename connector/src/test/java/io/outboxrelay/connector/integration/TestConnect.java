@@ -2,6 +2,7 @@ package io.outboxrelay.connector.integration;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

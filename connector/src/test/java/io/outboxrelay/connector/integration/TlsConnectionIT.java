@@ -3,6 +3,10 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -87,7 +91,7 @@ class TlsConnectionIT {
     @Order(1)
     void aRelayVerifyingTheServerCertificateFansOutOverTls() {
         Map<String, String> cfg = config(CONNECTOR, relayUrl(trusted));
-        WorkerRest.Reply validation = WorkerRest.validate(cfg);
+        Reply validation = WorkerRest.validate(cfg);
         assertThat(validation.json().get("error_count").asInt()).as(validation.body()).isZero();
         assertThat(WorkerRest.put("connectors/" + CONNECTOR + "/config", cfg).status()).isEqualTo(201);
 
@@ -109,12 +113,12 @@ class TlsConnectionIT {
     void validationReportsAnUntrustedCertificateOnTheUrl() {
         Map<String, String> cfg = config("tls-impostor", relayUrl(impostor.certificatePem()));
 
-        WorkerRest.Reply validation = WorkerRest.validate(cfg);
+        Reply validation = WorkerRest.validate(cfg);
 
         assertThat(WorkerRest.errorsOn(validation, "connection.url")).singleElement().asString()
             .contains("cannot connect to").contains("SSL error").contains("PKIX path building failed");
         assertThat(validation.json().get("error_count").asInt()).isEqualTo(1);
-        WorkerRest.Reply create = WorkerRest.put("connectors/tls-impostor/config", cfg);
+        Reply create = WorkerRest.put("connectors/tls-impostor/config", cfg);
         assertThat(create.status()).isEqualTo(400);
         assertThat(create.body()).contains("PKIX");
     }

@@ -1,44 +1,31 @@
 package io.outboxrelay.connector.integration;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
+import io.outboxrelay.embedded.ConnectRestClient;
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
  * Plain HTTP against the shared worker's REST API, for tests that must see the exact status and body
- * a user of the API gets (the cluster's own helpers parse or throw).
+ * a user of the API gets (the cluster's own helpers parse or throw). The calls are
+ * {@link ConnectRestClient}'s, the REST client the quickstart and the benchmark use.
  */
 public final class WorkerRest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private static ConnectRestClient client;
 
     private WorkerRest() {
     }
 
-    public record Reply(int status, String body) {
-        public JsonNode json() {
-            try {
-                return JSON.readTree(body);
-            } catch (IOException e) {
-                throw new UncheckedIOException(body, e);
-            }
-        }
-    }
-
     public static Reply get(String resource) {
-        return send(HttpRequest.newBuilder(uri(resource)).GET());
+        return client().get(resource);
     }
 
     public static Reply put(String resource, Map<String, String> body) {
-        return send(HttpRequest.newBuilder(uri(resource)).header("Content-Type", "application/json")
-            .PUT(HttpRequest.BodyPublishers.ofString(toJson(body))));
+        return client().request("PUT", resource, body);
     }
 
     /** PUT /connector-plugins/OutboxSourceConnector/config/validate */
@@ -47,8 +34,8 @@ public final class WorkerRest {
     }
 
     /** The validate reply's error messages for one key (empty when none). */
-    public static java.util.List<String> errorsOn(Reply validateReply, String key) {
-        java.util.List<String> out = new java.util.ArrayList<>();
+    public static List<String> errorsOn(Reply validateReply, String key) {
+        List<String> out = new ArrayList<>();
         for (JsonNode config : validateReply.json().get("configs")) {
             JsonNode value = config.get("value");
             if (value != null && key.equals(value.get("name").asText())) {
@@ -58,34 +45,20 @@ public final class WorkerRest {
         return out;
     }
 
-    private static URI uri(String resource) {
-        return URI.create(TestConnect.cluster().endpointForResource(resource));
-    }
-
     /** JSON text of a request body. */
     public static String toJson(Object body) {
-        try {
-            return JSON.writeValueAsString(body);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static Reply send(HttpRequest.Builder request) {
-        return send(request, Duration.ofSeconds(60));
+        return ConnectRestClient.toJson(body);
     }
 
     /** Sends to any Connect REST endpoint (the fault suite's worker processes too) and keeps status and body. */
     public static Reply send(HttpRequest.Builder request, Duration timeout) {
-        try {
-            HttpResponse<String> r = HTTP.send(request.timeout(timeout).build(),
-                HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+        return ConnectRestClient.send(request, timeout);
+    }
+
+    private static synchronized ConnectRestClient client() {
+        if (client == null) {
+            client = new ConnectRestClient(TestConnect.cluster().endpointForResource(""), Duration.ofSeconds(60));
         }
+        return client;
     }
 }

@@ -2,6 +2,8 @@ package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import io.outboxrelay.writer.ConnectionSource;
 import io.outboxrelay.writer.FanoutReceipts;
 import io.outboxrelay.writer.OutboxWriter;

@@ -1,11 +1,7 @@
-package io.outboxrelay.connector.integration;
+package io.outboxrelay.testsupport;
 
-import io.outboxrelay.testsupport.ProjectFiles;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.io.ByteArrayInputStream;
-import java.nio.file.Files;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,7 +37,13 @@ public final class TestPostgres {
         if (instance == null) {
             PostgresServer server = "testcontainers".equals(System.getProperty(BACKEND_PROPERTY))
                 ? containerServer() : embeddedServer();
-            Runtime.getRuntime().addShutdownHook(new Thread(server::close));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    server.close();
+                } catch (RuntimeException ignored) {
+                    // the JVM is exiting
+                }
+            }));
             try {
                 checkMajorVersion(server);
             } catch (RuntimeException e) {
@@ -54,44 +56,13 @@ public final class TestPostgres {
     }
 
     private static PostgresServer embeddedServer() {
-        try {
-            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
-                .setServerConfig("max_connections", "300")
-                .setServerConfig("wal_level", "logical")
-                .setServerConfig("fsync", "off");
-            String binaries = System.getProperty(BINARIES_PROPERTY, "");
+        String binaries = System.getProperty(BINARIES_PROPERTY, "");
+        return ExtraPostgres.start(builder -> {
+            builder.setServerConfig("max_connections", "300").setServerConfig("wal_level", "logical");
             if (!binaries.isBlank()) {
                 builder.setPgBinaryResolver((system, hardware) -> binaryArchive(Path.of(binaries), system, hardware));
             }
-            EmbeddedPostgres pg = builder.start();
-            return new PostgresServer() {
-                @Override
-                public String jdbcUrl(String database) {
-                    return "jdbc:postgresql://localhost:" + pg.getPort() + "/" + database;
-                }
-
-                @Override
-                public String user() {
-                    return "postgres";
-                }
-
-                @Override
-                public String password() {
-                    return null;
-                }
-
-                @Override
-                public void close() {
-                    try {
-                        pg.close();
-                    } catch (IOException ignored) {
-                        // the JVM is exiting
-                    }
-                }
-            };
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        });
     }
 
     /** The {@code postgres-<system>-<hardware>.txz} inside a zonky binaries jar, as zonky's own resolver names it. */
@@ -134,24 +105,18 @@ public final class TestPostgres {
         return server.jdbcUrl(database);
     }
 
-    /** A new database named after the prefix, with every {@code schemas/sql/*.sql} file applied. */
+    /** A new database named after the prefix, with the project's schema files applied. */
     public TestDatabase createDatabase(String prefix) {
-        TestDatabase db = createEmptyDatabase(prefix);
-        db.runScript(schemaFile("outbox.sql"));
-        Path mentions = schemaFile("mentions.sql");
-        if (Files.exists(mentions)) {
-            db.runScript(mentions);
-        }
-        return db;
+        return server.createDatabase(uniqueName(prefix), "");
     }
 
     /** A new database named after the prefix, with no schema file applied. */
     public TestDatabase createEmptyDatabase(String prefix) {
-        String name = (prefix.replaceAll("[^a-z0-9_]", "_") + "_" + DATABASES.incrementAndGet()).toLowerCase();
-        TestDatabase admin = new TestDatabase("postgres", server.jdbcUrl("postgres"), server.user(),
-            server.password());
-        admin.execute("CREATE DATABASE " + name);
-        return new TestDatabase(name, server.jdbcUrl(name), server.user(), server.password());
+        return server.createEmptyDatabase(uniqueName(prefix), "");
+    }
+
+    private static String uniqueName(String prefix) {
+        return (prefix.replaceAll("[^a-z0-9_]", "_") + "_" + DATABASES.incrementAndGet()).toLowerCase(Locale.ROOT);
     }
 
     /** A file under the repository's {@code schemas/sql}. */

@@ -1,9 +1,8 @@
-package io.outboxrelay.connector.integration;
+package io.outboxrelay.testsupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresDataSources;
-import io.outboxrelay.common.PsqlScript;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -30,13 +29,13 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
         return DriverManager.getConnection(jdbcUrl, p);
     }
 
-    /** The connector's {@code connection.*} keys for this database. */
     /** A pool of the relay's own kind on this database, as a relay task builds one; close it after use. */
     public HikariDataSource pool(String name, int maxSize) {
         return PostgresDataSources.pool(new ConnectionSettings(jdbcUrl, user, password, null, 30_000, 60_000, 60_000,
             "off", name), maxSize, name);
     }
 
+    /** The connector's {@code connection.*} keys for this database. */
     public Map<String, String> connectionProps() {
         Map<String, String> m = new HashMap<>();
         m.put("connection.url", jdbcUrl);
@@ -52,9 +51,13 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
         runScript(file, Map.of());
     }
 
-    /** Applies a schema file as {@code psql -v name=value ... -f file} would. */
+    /** Applies a schema file as {@code psql -v name=value ... -f file} would ({@link SqlScript}). */
     public void runScript(Path file, Map<String, String> psqlVariables) {
-        execute(PsqlScript.render(file, psqlVariables));
+        try (Connection c = connect()) {
+            SqlScript.run(c, file, psqlVariables);
+        } catch (SQLException e) {
+            throw new IllegalStateException(file + ": " + e.getMessage(), e);
+        }
     }
 
     /**

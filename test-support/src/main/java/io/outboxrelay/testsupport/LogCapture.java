@@ -1,4 +1,4 @@
-package io.outboxrelay.connector.integration;
+package io.outboxrelay.testsupport;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
