@@ -53,17 +53,17 @@ record ClaimedRow(
         if (shape.valueFormat() == RecordShape.ValueFormat.PAYLOAD_BYTES) {
             payloadAsWritten = Math.max(payloadAsWritten, 4 * ((payloadBytes + 2) / 3) + 2);
         }
-        int subjectBytes = jsonStringBytes(subject, JdbcOutboxStore.utf8Length(subject));
-        int typeBytes = jsonStringBytes(type, JdbcOutboxStore.utf8Length(type));
+        int subjectBytes = jsonStringBytes(subject, utf8Length(subject));
+        int typeBytes = jsonStringBytes(type, utf8Length(type));
         int copies = shape.cloudEvents() ? 3 : 2;
         int bytes = payloadAsWritten + copies * (subjectBytes + typeBytes + id.length()) + RECORD_OVERHEAD_BYTES;
         if (shape.cloudEvents()) {
-            bytes += JdbcOutboxStore.utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
+            bytes += utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
         }
         if (headerKeys != null) {
             for (int i = 0; i < headerKeys.length; i++) {
-                bytes += JdbcOutboxStore.utf8Length(headerKeys[i])
-                    + (headerValues[i] == null ? 0 : JdbcOutboxStore.utf8Length(headerValues[i])) + 8;
+                bytes += utf8Length(headerKeys[i])
+                    + (headerValues[i] == null ? 0 : utf8Length(headerValues[i])) + 8;
             }
         }
         return bytes;
@@ -84,5 +84,29 @@ record ClaimedRow(
             }
         }
         return utf8Bytes + extra;
+    }
+
+    /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
+    static int utf8Length(String s) {
+        int n = s.length();
+        int i = 0;
+        while (i < n && s.charAt(i) < 0x80) {
+            i++; // the common case, ASCII JSON: one byte per char, a loop the JIT keeps tight
+        }
+        int bytes = i;
+        for (; i < n; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                bytes++;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
     }
 }

@@ -114,7 +114,7 @@ final class JdbcOutboxStore implements OutboxStore {
                         HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
                         rows.add(new ClaimedRow(
                             rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
-                            rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), utf8Length(payload),
+                            rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), ClaimedRow.utf8Length(payload),
                             headers.type(), headers.keys(), headers.values(), rs.getBoolean(10), rs.getBoolean(11)));
                         found = rs.getInt(12);
                     }
@@ -160,30 +160,6 @@ final class JdbcOutboxStore implements OutboxStore {
                 .map(Stamp::id).collect(Collectors.joining(",")));
         }
         return chunks.toArray();
-    }
-
-    /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
-    static int utf8Length(String s) {
-        int n = s.length();
-        int i = 0;
-        while (i < n && s.charAt(i) < 0x80) {
-            i++; // the common case, ASCII JSON: one byte per char, a loop the JIT keeps tight
-        }
-        int bytes = i;
-        for (; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                bytes++;
-            } else if (c < 0x800) {
-                bytes += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
-                bytes += 4;
-                i++;
-            } else {
-                bytes += 3;
-            }
-        }
-        return bytes;
     }
 
     @Override

@@ -172,7 +172,7 @@ class OutboxRecordFactoryTest {
 
     private static ClaimedRow payloadRow(long seq, String subject) {
         return new ClaimedRow(seq, "id-" + seq, "supplier.connected", subject, PAYLOAD, 1_700_000_000_123L, 1, null,
-            JdbcOutboxStore.utf8Length(PAYLOAD), "object", new String[] {"traceparent"}, new String[] {"00-abc-01"},
+            ClaimedRow.utf8Length(PAYLOAD), "object", new String[] {"traceparent"}, new String[] {"00-abc-01"},
             false);
     }
 

@@ -29,7 +29,7 @@ class RecordSizeEstimateTest {
 
     private static ClaimedRow row(String payload, String[] headerKeys, String[] headerValues) {
         return new ClaimedRow(7, "0b7a3c52-6f6c-4d2e-9a51-3f1f0d8e2a11", "supplier.connected", "supplier:42", payload,
-            1_000L, 1, null, JdbcOutboxStore.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
+            1_000L, 1, null, ClaimedRow.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
             headerValues, false);
     }
 
@@ -99,7 +99,7 @@ class RecordSizeEstimateTest {
         String payload = payload(kind);
         String subject = "supplier:" + "s".repeat(3_000);
         ClaimedRow row = new ClaimedRow(7, "0b7a3c52-6f6c-4d2e-9a51-3f1f0d8e2a11", "supplier.connected", subject,
-            payload, 1_000L, 1, null, JdbcOutboxStore.utf8Length(payload), "object", new String[] {"traceparent"},
+            payload, 1_000L, 1, null, ClaimedRow.utf8Length(payload), "object", new String[] {"traceparent"},
             new String[] {"00-\"quoted\"-01"}, false);
         String source = "https://orders.example.com/" + "outbox/".repeat(300);
         for (RecordShape.ValueFormat format : RecordShape.ValueFormat.values()) {
