@@ -57,7 +57,13 @@ public final class Benchmark {
             System.out.print(BenchOptions.USAGE);
             return;
         }
-        int status = new Benchmark(options, System.out).run();
+        int status;
+        try {
+            status = new Benchmark(options, System.out).run();
+        } catch (RefusedVariant e) {
+            System.err.println("bench: " + e.getMessage());
+            status = 2;
+        }
         System.exit(status);
     }
 
@@ -100,6 +106,7 @@ public final class Benchmark {
                 log("PostgreSQL %s, data on %s", pg.durability(), pg.dataFileSystem());
                 log("Stack up after %.0f s (worker pid %d, REST %s)", (System.nanoTime() - started) / 1e9,
                     worker.pid(), worker.restUrl());
+                checkRelayVariants();
                 phase("warmup", this::warmup);
                 phase("ceilings", this::ceilings);
                 phase("drain", this::drains);
@@ -192,11 +199,14 @@ public final class Benchmark {
         results.drains.add(relayDrain("drain", bench.relay(2, 1, null), n, true));
         results.drains.add(relayDrain("drain", bench.relay(1, 3, null), n, true));
         results.drains.add(relayDrain("drain", bench.relay(2, 3, null), n, true));
+        if (options.debezium()) {
+            results.drains.add(debeziumDrain("drain", n));
+        }
+        // after the headline rows, so that a variant that fails costs only the variants' rows
         for (RelayVariant v : options.relayVariants()) {
             results.drains.add(relayDrain("drain", bench.relay(2, v), n, true));
         }
         if (options.debezium()) {
-            results.drains.add(debeziumDrain("drain", n));
             // a second, alternating round of the headline comparison: the worker JVM keeps getting faster well
             // after the warm-up (later drains of the same settings ran up to 1.8x faster), so one round in a
             // fixed order favours whoever runs last; the targets take each contender's best round
@@ -245,15 +255,47 @@ public final class Benchmark {
         results.latency.add(WakeupProbe.run(bench, 1000, options.latencySeconds()));
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, null), options.latencyRates(),
             options.latencySeconds()));
-        for (RelayVariant v : options.relayVariants()) {
-            results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, v), options.latencyRates(),
-                options.latencySeconds()));
-        }
         if (options.debezium()) {
             results.latency.addAll(LatencyPhase.run(bench, bench.debezium(null), options.latencyRates(),
                 options.latencySeconds()));
             results.latency.addAll(LatencyPhase.run(bench, bench.debeziumTuned(), options.latencyRates(),
                 options.latencySeconds()));
+        }
+        for (RelayVariant v : options.relayVariants()) {
+            results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, v), options.latencyRates(),
+                options.latencySeconds()));
+        }
+    }
+
+    /**
+     * Each {@code --relay-variant} started once on an empty database before anything is measured: settings the
+     * connector refuses stop the run now, with the worker's reason, instead of failing phases later.
+     */
+    private void checkRelayVariants() throws Exception {
+        for (RelayVariant v : options.relayVariants()) {
+            BenchPostgres.Db db = bench.postgres.createDatabase("variant_check");
+            RelayContender c = bench.relay(1, v);
+            try {
+                c.prepare(db);
+                c.start();
+                c.awaitRunning();
+            } catch (RuntimeException e) {
+                throw new RefusedVariant("--relay-variant=" + v.name() + " (" + v.settings() + "): the relay does not"
+                    + " run with these settings: " + e.getMessage(), e);
+            } finally {
+                c.close();
+                bench.postgres.dropDatabase(db);
+            }
+            log("  --relay-variant=%s (%s): the relay runs with it", v.name(), v.settings());
+        }
+    }
+
+    /** A {@code --relay-variant} whose settings the relay does not run with: the run stops before measuring. */
+    private static final class RefusedVariant extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        RefusedVariant(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 

@@ -41,6 +41,7 @@ final class Charts {
         new Color(0x1a55a0), new Color(0x8c564b)};
     private static final Color[] DEBEZIUM_SHADES = {DEBEZIUM, new Color(0xff7f0e), new Color(0xe377c2),
         new Color(0xbcbd22)};
+    private static final int LABEL_ROTATION = 60;
     /** The nines axis ends at p99.99. */
     private static final double NINES_MAX = 4;
     private static final BasicStroke[] RATE_STROKES = {SeriesLines.SOLID, SeriesLines.DASH_DASH, SeriesLines.DOT_DOT,
@@ -53,8 +54,8 @@ final class Charts {
     static void throughput(Results r, Path file) throws IOException {
         List<Chart<?, ?>> panels = new ArrayList<>();
         if (!r.drains.isEmpty()) {
-            List<String> names = r.drains.stream().map(Results.Drain::label).toList();
-            CategoryChart c = bars(1100, 560, "Drain throughput, " + String.format("%,d", r.volumes.get("drainEvents"))
+            List<String> names = unique(r.drains.stream().map(Results.Drain::label).toList());
+            CategoryChart c = bars(1100, 380 + labelsHeight(names), "Drain throughput, " + String.format("%,d", r.volumes.get("drainEvents"))
                 + "-event backlog (warm worker)", "events/s (records/s)");
             boolean anyRecords = r.drains.stream().anyMatch(d -> d.subscriptions() > 1);
             if (anyRecords) {
@@ -69,9 +70,11 @@ final class Charts {
             panels.add(c);
         }
         if (!r.ceilings.isEmpty()) {
-            CategoryChart c = bars(1100, 440, "Ceilings: each half of the relay's pipeline alone", "per second");
-            addBars(c, "records/s (producer) or rows/s (SQL)", r.ceilings.stream()
-                .map(x -> x.name()).toList(), r.ceilings.stream().map(Results.Ceiling::perSec).toList(), CEILING);
+            List<String> names = unique(r.ceilings.stream().map(Results.Ceiling::name).toList());
+            CategoryChart c = bars(1100, 300 + labelsHeight(names), "Ceilings: each half of the relay's pipeline alone",
+                "per second");
+            addBars(c, "records/s (producer) or rows/s (SQL)", names, r.ceilings.stream().map(Results.Ceiling::perSec)
+                .toList(), CEILING);
             panels.add(c);
         }
         write(panels, true, file);
@@ -137,6 +140,8 @@ final class Charts {
         Palette palette = new Palette();
         double minRate = Double.MAX_VALUE;
         double maxRate = 0;
+        double minP99 = SustainableRate.MAX_P99_MS;
+        double maxP99 = SustainableRate.MAX_P99_MS;
         for (Results.Sustainable s : r.sustainable) {
             if (s.steps().isEmpty()) {
                 continue;
@@ -148,13 +153,21 @@ final class Charts {
                 double x = st.targetRate();
                 minRate = Math.min(minRate, x);
                 maxRate = Math.max(maxRate, x);
-                tail.add(x, Math.max(0.1, st.latency().p99Ms()), st.holds());
+                double y = Math.max(0.1, st.latency().p99Ms());
+                tail.add(x, y, st.holds());
+                if (!Double.isNaN(y)) {
+                    minP99 = Math.min(minP99, y);
+                    maxP99 = Math.max(maxP99, y);
+                }
                 kept.add(x, 100 * st.latency().achievedRate() / st.targetRate(), st.holds());
             }
             String name = s.label() + ": sustainable " + Targets.rateText(s);
             tail.draw(p99, name, color);
             kept.draw(share, name, color);
         }
+        // whole decades: XChart labels a logarithmic axis at its powers of ten only
+        p99.getStyler().setYAxisMin(Math.pow(10, Math.floor(Math.log10(minP99))));
+        p99.getStyler().setYAxisMax(Math.pow(10, Math.ceil(Math.log10(maxP99))));
         if (maxRate > 0) {
             List<Double> ends = List.of(minRate, maxRate);
             XYSeries bound = p99.addSeries(String.format("bound: p99 %.0f ms (a cross marks a failed step)",
@@ -217,11 +230,30 @@ final class Charts {
         }
     }
 
+    /** Bar categories must differ (equal ones would share a bar): a repeated label gets " #2", " #3". */
+    static List<String> unique(List<String> labels) {
+        List<String> out = new ArrayList<>();
+        for (String l : labels) {
+            String name = l;
+            for (int n = 2; out.contains(name); n++) {
+                name = l + " #" + n;
+            }
+            out.add(name);
+        }
+        return out;
+    }
+
+    /** Room under the bars for their labels, written at {@link #LABEL_ROTATION} degrees (XChart drops overlapping ones). */
+    private static int labelsHeight(List<String> labels) {
+        int longest = labels.stream().mapToInt(String::length).max().orElse(10);
+        return (int) (longest * 6.5 * Math.sin(Math.toRadians(LABEL_ROTATION))) + 40;
+    }
+
     private static CategoryChart bars(int w, int h, String title, String yTitle) {
         CategoryChart c = new CategoryChartBuilder().width(w).height(h).title(title).yAxisTitle(yTitle).build();
         style(c.getStyler());
         c.getStyler().setOverlapped(true);
-        c.getStyler().setXAxisLabelRotation(20);
+        c.getStyler().setXAxisLabelRotation(LABEL_ROTATION);
         c.getStyler().setYAxisDecimalPattern("#,##0");
         c.getStyler().setYAxisMin(0.0);
         c.getStyler().setLabelsVisible(false);

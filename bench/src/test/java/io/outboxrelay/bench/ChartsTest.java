@@ -70,6 +70,11 @@ class ChartsTest {
     }
 
     @Test
+    void barsWithTheSameLabelKeepABarEach() {
+        assertThat(Charts.unique(java.util.List.of("a", "b", "a", "a"))).containsExactly("a", "b", "a #2", "a #3");
+    }
+
+    @Test
     void theNinesAxisLabelsOnlyTheNines() {
         assertThat(Charts.ninesLabel(0)).isEqualTo("p0");
         assertThat(Charts.ninesLabel(1)).isEqualTo("p90");
