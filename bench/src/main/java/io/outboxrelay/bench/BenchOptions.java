@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command line of the benchmark. Full volumes by default (about 33 minutes on 2 cores); {@code --quick}
+ * Command line of the benchmark. Full volumes by default (about 30 minutes on 2 cores); {@code --quick}
  * shrinks every volume for a smoke test (about 9 minutes).
  */
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
