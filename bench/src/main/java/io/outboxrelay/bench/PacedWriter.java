@@ -138,23 +138,22 @@ final class PacedWriter {
         return late.get();
     }
 
-    /** Events per second actually committed. */
-    double achievedRate() {
-        return achievedRate(0);
-    }
-
     /**
-     * Events per second committed from event {@code from} on (the part after a warm-up): those events over the
-     * time from {@code from}'s due time until the writers stopped.
+     * Commits per second from event {@code from}'s due time (the end of a warm-up) until the writers stopped: every
+     * commit in that window, so writers that lag and are still committing warm-up events get them counted.
      */
     double achievedRate(int from) {
+        return commitsPerSecond(commitNanos, startNanos + (long) (from * 1e9 / rate), endNanos);
+    }
+
+    /** Commits (non-zero commit times) at or after {@code fromNanos}, per second until {@code toNanos}. */
+    static double commitsPerSecond(long[] commitNanos, long fromNanos, long toNanos) {
         long n = 0;
-        for (int i = from; i < count; i++) {
-            if (commitNanos[i] != 0) {
+        for (long t : commitNanos) {
+            if (t != 0 && t >= fromNanos) {
                 n++;
             }
         }
-        long measuredStart = startNanos + (long) (from * 1e9 / rate);
-        return n / ((endNanos - measuredStart) / 1e9);
+        return n / ((toNanos - fromNanos) / 1e9);
     }
 }
