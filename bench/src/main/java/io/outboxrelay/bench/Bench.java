@@ -36,7 +36,7 @@ final class Bench {
     }
 
     void log(String fmt, Object... args) {
-        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.printf("[%tT] %s%n", java.time.LocalTime.now(), String.format(fmt, args));
         out.flush();
     }
 

@@ -451,7 +451,7 @@ public final class Benchmark {
     }
 
     private void log(String fmt, Object... args) {
-        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.printf("[%tT] %s%n", java.time.LocalTime.now(), String.format(fmt, args));
         out.flush();
     }
 }
