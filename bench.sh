@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Outbox Relay benchmark: one command, nothing to install but a JDK 17+.
 #
-#   ./bench.sh                 full run (about 25 minutes on 2 cores): results in bench/results/
-#   ./bench.sh --quick         smoke test with small volumes (about 6 minutes): bench/target/quick-results/
+#   ./bench.sh                 full run (about 30 minutes on 2 cores): results in bench/results/
+#   ./bench.sh --quick         smoke test with small volumes (about 9 minutes): bench/target/quick-results/
 #   ./bench.sh --quick --phases=writers   the writer ceiling alone (durable commits/s per wake-up)
+#   ./bench.sh --quick --phases=sustainable   the highest commit rate each contender keeps up with
 #   ./bench.sh --no-build ...  skip the Maven build (after a first run)
-#   ./bench.sh --help          every option (phases, --no-debezium, --out=DIR, --worker-heap=SIZE, --wakeup)
+#   ./bench.sh --help          every option (phases, --no-debezium, --out=DIR, --worker-heap=SIZE, --wakeup,
+#                              --relay-variant, --sustainable-rates)
 #
 # Builds the project with the Maven wrapper, then starts PostgreSQL 17 (embedded binaries), a Kafka
 # broker and a Kafka Connect worker (its own JVM) on loopback, and measures the relay against

@@ -36,7 +36,7 @@ final class Bench {
     }
 
     void log(String fmt, Object... args) {
-        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.printf("[%tT] %s%n", java.time.LocalTime.now(), String.format(fmt, args));
         out.flush();
     }
 
@@ -45,14 +45,31 @@ final class Bench {
         return prefix + "-" + NAMES.incrementAndGet();
     }
 
-    RelayContender relay(int tasks, int subs, Map<String, String> overrides, String label) {
+    /** The relay with {@code --relay-config} and {@code overrides}; {@code variant} "" for the one on defaults. */
+    RelayContender relay(int tasks, int subs, Map<String, String> overrides, String label, String variant) {
         Map<String, String> config = new java.util.LinkedHashMap<>(options.relayConfig());
         config.putAll(overrides);
-        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, config, label);
+        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, config, label, variant);
     }
 
-    DebeziumContender debezium(Map<String, String> overrides, String label) {
-        return new DebeziumContender(rest, kafka, name("dbz"), overrides, label);
+    /** The relay on its defaults. */
+    RelayContender relay(int tasks, int subs, String label) {
+        return relay(tasks, subs, Map.of(), label, "");
+    }
+
+    /** A {@code --relay-variant}: its settings on top of the defaults, labelled with its name. */
+    RelayContender relay(int tasks, RelayVariant v) {
+        return relay(tasks, 1, v.config(), v.label(tasks), v.name());
+    }
+
+    DebeziumContender debezium(String label) {
+        return new DebeziumContender(rest, kafka, name("dbz"), Map.of(), label, "");
+    }
+
+    /** Debezium tuned for latency: {@link DebeziumContender#TUNED}, otherwise the same. */
+    DebeziumContender debeziumTuned() {
+        return new DebeziumContender(rest, kafka, name("dbz"), DebeziumContender.TUNED, DebeziumContender.TUNED_LABEL,
+            DebeziumContender.TUNED_VARIANT);
     }
 
     /**
@@ -117,7 +134,7 @@ final class Bench {
             long settled = System.nanoTime();
             HeapStats heap = worker.heap(wallStart, wallEnd);
             double seconds = (t1 - t0) / 1e9;
-            Results.Drain d = new Results.Drain(phase, label, c.kind(), c.tasks(), c.recordsPerEvent(),
+            Results.Drain d = new Results.Drain(phase, label, c.kind(), c.variant(), c.tasks(), c.recordsPerEvent(),
                 c instanceof RelayContender r ? r.overrides() : Map.of(), events, records,
                 Results.round2(seconds), Math.round(events / seconds), Math.round(records / seconds),
                 Results.round1((w.firstAtNanos() - t0) / 1e6), Math.round(events / ((t1 - w.firstAtNanos()) / 1e9)),

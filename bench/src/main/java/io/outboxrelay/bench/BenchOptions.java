@@ -8,13 +8,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command line of the benchmark. Full volumes by default (about 25 minutes on 2 cores); {@code --quick}
- * shrinks every volume for a smoke test (about 6 minutes).
+ * Command line of the benchmark. Full volumes by default (about 30 minutes on 2 cores); {@code --quick}
+ * shrinks every volume for a smoke test (about 9 minutes).
  */
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
                     int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
                     List<Integer> scaleBacklogs, int mentionMessages, int backlogTxnSize, boolean variants,
-                    Map<String, String> relayConfig, WriterOptions writers, boolean help) {
+                    Map<String, String> relayConfig, List<RelayVariant> relayVariants, WriterOptions writers,
+                    SustainableOptions sustainable, boolean help) {
 
     /**
      * The writer-ceiling phase ({@code seconds} measured per setup after {@code warmupSeconds}, {@code rounds}
@@ -25,14 +26,27 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                          List<WakeupVariant> extraWakeups) {
     }
 
+    /**
+     * The sustainable-rate phase: the target rates stepped through, each run for {@code warmupSeconds} (not
+     * counted) and then {@code seconds}, by {@code connections} writer connections; after a step's schedule
+     * the consumer gets {@code deliverySeconds} to see every committed event.
+     */
+    record SustainableOptions(List<Integer> rates, int warmupSeconds, int seconds, int connections,
+                              int deliverySeconds) {
+    }
+
+    static final List<Integer> SUSTAINABLE_RATES = List.of(500, 1000, 2000, 3000, 5000, 7000, 10000, 14000, 20000);
+    /** The writers phase's larger count: 4 connections cannot commit 5,000 durable transactions/s here. */
+    static final int SUSTAINABLE_CONNECTIONS = 16;
+
     static final List<String> ALL_PHASES =
-        List.of("warmup", "ceilings", "drain", "scale", "latency", "variants", "profile", "mentions", "idle",
-            "writers");
+        List.of("warmup", "ceilings", "drain", "scale", "latency", "sustainable", "variants", "profile", "mentions",
+            "idle", "writers");
 
     static final String USAGE = """
         usage: bench.sh [--quick] [--phases=a,b,...] [--no-debezium] [--out=DIR] [--worker-heap=1g]
 
-          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~6 minutes
+          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~9 minutes
           --phases=LIST      run only these of: %s
           --no-debezium      skip the Debezium contender
           --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)
@@ -41,7 +55,13 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                              --relay-config=outbox.batch.size=500,producer.override.linger.ms=0
           --wakeup=NAME=FILE[,K=V...]  one more wake-up for the writers and idle phases: FILE's SQL runs
                              after schemas/sql/outbox.sql, the relay gets K=V on top (repeatable)
-        """.formatted(String.join(",", ALL_PHASES));
+          --relay-variant=NAME=K=V[,K=V...]  one more relay contender with these connector settings, beside
+                             the relay on its defaults in the drain, latency, sustainable, idle and writers
+                             phases, e.g. --relay-variant=txn=outbox.claim.mode=transaction (repeatable)
+          --sustainable-rates=LIST  the target rates (events/s) the sustainable phase steps through
+                             (default %s)
+        """.formatted(String.join(",", ALL_PHASES), SUSTAINABLE_RATES.stream().map(String::valueOf)
+            .collect(java.util.stream.Collectors.joining(",")));
 
     static BenchOptions parse(String[] args) {
         boolean quick = false;
@@ -53,6 +73,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
         Map<String, String> relayConfig = new LinkedHashMap<>();
         List<WakeupVariant> wakeups = new java.util.ArrayList<>();
+        List<RelayVariant> relayVariants = new java.util.ArrayList<>();
+        List<Integer> sustainableRates = SUSTAINABLE_RATES;
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -77,6 +99,10 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 String name = nameAndFile.keySet().iterator().next();
                 wakeups.add(WakeupVariant.fromFile(name, Path.of(nameAndFile.get(name)).toAbsolutePath(),
                     pairs("--wakeup", java.util.Arrays.copyOfRange(parts, 1, parts.length))));
+            } else if (a.startsWith("--relay-variant=")) {
+                relayVariants.add(relayVariant(a.substring("--relay-variant=".length())));
+            } else if (a.startsWith("--sustainable-rates=")) {
+                sustainableRates = rates(a.substring("--sustainable-rates=".length()));
             } else if (a.startsWith("--worker-heap=")) {
                 heap = a.substring("--worker-heap=".length());
             } else {
@@ -86,14 +112,62 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         if (out == null) {
             out = home.resolve("bench").resolve("results");
         }
+        checkNames(wakeups, relayVariants);
         if (quick) {
             return new BenchOptions(true, home, out, phases, debezium, heap, 20_000, 5_000, List.of(1000, 5000), 10,
-                List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig,
-                new WriterOptions(3, 1, 1, List.of(4, 16), 5, wakeups), help);
+                List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig, List.copyOf(relayVariants),
+                new WriterOptions(3, 1, 1, List.of(4, 16), 5, wakeups),
+                new SustainableOptions(sustainableRates, 1, 4, SUSTAINABLE_CONNECTIONS, 5), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
-            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig,
-            new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups), help);
+            List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, List.copyOf(relayVariants),
+            new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups),
+            new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15), help);
+    }
+
+    /** {@code NAME=k=v[,k=v...]}. */
+    static RelayVariant relayVariant(String spec) {
+        int eq = spec.indexOf('=');
+        if (eq <= 0 || eq == spec.length() - 1) {
+            throw new IllegalArgumentException("--relay-variant wants NAME=key=value[,key=value...], got '" + spec
+                + "'");
+        }
+        return new RelayVariant(spec.substring(0, eq), pairs("--relay-variant", spec.substring(eq + 1).split(",")));
+    }
+
+    private static List<Integer> rates(String list) {
+        List<Integer> out = new java.util.ArrayList<>();
+        for (String s : list.split(",")) {
+            int r;
+            try {
+                r = Integer.parseInt(s.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--sustainable-rates wants events/s like 500,1000,2000, got '" + s
+                    + "'");
+            }
+            if (r <= 0 || (!out.isEmpty() && r <= out.get(out.size() - 1))) {
+                throw new IllegalArgumentException("--sustainable-rates must rise and be positive, got " + list);
+            }
+            out.add(r);
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Wake-ups and relay variants both name a relay setup of the writers and idle phases ("relay-NAME"): each
+     * name once, and none of the built-in wake-ups'.
+     */
+    private static void checkNames(List<WakeupVariant> wakeups, List<RelayVariant> variants) {
+        Set<String> seen = new java.util.HashSet<>(Set.of(WakeupVariant.SHIPPED.name(), WakeupVariant.LEGACY.name(),
+            WakeupVariant.POLLING.name()));
+        List<String> names = new java.util.ArrayList<>(wakeups.stream().map(WakeupVariant::name).toList());
+        variants.forEach(v -> names.add(v.name()));
+        for (String n : names) {
+            if (!seen.add(n)) {
+                throw new IllegalArgumentException("the name '" + n + "' is used twice (or is a built-in wake-up's:"
+                    + " shipped, legacy, polling); give each --wakeup and --relay-variant a name of its own");
+            }
+        }
     }
 
     /** {@code key=value} items of an option, in order. */

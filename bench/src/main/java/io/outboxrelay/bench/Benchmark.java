@@ -19,8 +19,9 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * {@code ./bench.sh}: the relay against Debezium's outbox router on one PostgreSQL server, one broker
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
  * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
- * the worker's heap), tuning variants, steady latency (fixed-rate writer), a JFR-profiled drain,
- * mention recovery, idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ * the worker's heap), steady latency (fixed-rate writer), the sustainable rate (stepped fixed rates), tuning
+ * variants, a JFR-profiled drain, mention recovery, idle CPU, and the writer ceiling (durable single-event
+ * commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
  */
 public final class Benchmark {
     private static final String DEBEZIUM_VERSION = "3.6.1.Final";
@@ -56,7 +57,13 @@ public final class Benchmark {
             System.out.print(BenchOptions.USAGE);
             return;
         }
-        int status = new Benchmark(options, System.out).run();
+        int status;
+        try {
+            status = new Benchmark(options, System.out).run();
+        } catch (RefusedVariant e) {
+            System.err.println("bench: " + e.getMessage());
+            status = 2;
+        }
         System.exit(status);
     }
 
@@ -99,11 +106,13 @@ public final class Benchmark {
                 log("PostgreSQL %s, data on %s", pg.durability(), pg.dataFileSystem());
                 log("Stack up after %.0f s (worker pid %d, REST %s)", (System.nanoTime() - started) / 1e9,
                     worker.pid(), worker.restUrl());
+                checkRelayVariants();
                 phase("warmup", this::warmup);
                 phase("ceilings", this::ceilings);
                 phase("drain", this::drains);
                 phase("scale", this::scale);
                 phase("latency", this::latency);
+                phase("sustainable", () -> SustainablePhase.run(bench, results.sustainable));
                 phase("variants", this::variants);
                 phase("profile", this::profile);
                 phase("mentions", () -> results.mentions = MentionPhase.run(bench, options.mentionMessages()));
@@ -158,7 +167,7 @@ public final class Benchmark {
 
     /** Each contender's first drain in the worker JVM: the cold numbers, and the record samples for ceilings. */
     private void warmup() throws Exception {
-        results.coldDrains.add(relayDrain("warmup", 1, 1, Map.of(), options.warmupEvents(), null, false));
+        results.coldDrains.add(relayDrain("warmup", bench.relay(1, 1, null), options.warmupEvents(), false));
         relaySamples = bench.lastSamples();
         if (options.debezium()) {
             results.coldDrains.add(debeziumDrain("warmup", options.warmupEvents()));
@@ -168,7 +177,7 @@ public final class Benchmark {
 
     private void ceilings() throws Exception {
         if (relaySamples.isEmpty()) {
-            relayDrain("warmup", 1, 1, Map.of(), options.warmupEvents(), null, false);
+            relayDrain("warmup", bench.relay(1, 1, null), options.warmupEvents(), false);
             relaySamples = bench.lastSamples();
         }
         long n = options.drainEvents();
@@ -186,17 +195,27 @@ public final class Benchmark {
 
     private void drains() throws Exception {
         int n = options.drainEvents();
-        results.drains.add(relayDrain("drain", 1, 1, Map.of(), n, null, true));
-        results.drains.add(relayDrain("drain", 2, 1, Map.of(), n, null, true));
-        results.drains.add(relayDrain("drain", 1, 3, Map.of(), n, null, true));
-        results.drains.add(relayDrain("drain", 2, 3, Map.of(), n, null, true));
+        results.drains.add(relayDrain("drain", bench.relay(1, 1, null), n, true));
+        results.drains.add(relayDrain("drain", bench.relay(2, 1, null), n, true));
+        results.drains.add(relayDrain("drain", bench.relay(1, 3, null), n, true));
+        results.drains.add(relayDrain("drain", bench.relay(2, 3, null), n, true));
         if (options.debezium()) {
             results.drains.add(debeziumDrain("drain", n));
+        }
+        // after the headline rows, so that a variant that fails costs only the variants' rows
+        for (RelayVariant v : options.relayVariants()) {
+            results.drains.add(relayDrain("drain", bench.relay(2, v), n, true));
+        }
+        if (options.debezium()) {
             // a second, alternating round of the headline comparison: the worker JVM keeps getting faster well
             // after the warm-up (bench/README, "rematch"), so one round in a fixed order favours whoever runs
             // last; the targets take each contender's best round
             results.drains.add(debeziumDrain("rematch", n));
-            results.drains.add(relayDrain("rematch", 2, 1, Map.of(), n, "relay 2 tasks, 1 sub (rematch)", false));
+            results.drains.add(relayDrain("rematch", bench.relay(2, 1, "relay 2 tasks, 1 sub (rematch)"), n, false));
+            for (RelayVariant v : options.relayVariants()) {
+                results.drains.add(relayDrain("rematch", bench.relay(2, 1, v.config(), v.label(2) + " (rematch)",
+                    v.name()), n, false));
+            }
         }
     }
 
@@ -204,8 +223,8 @@ public final class Benchmark {
         for (int backlog : options.scaleBacklogs()) {
             Results.Drain reuse = results.drains.stream()
                 .filter(d -> d.kind().equals("relay") && d.tasks() == 1 && d.subscriptions() == 1
-                    && d.events() == backlog).findFirst().orElse(null);
-            results.scale.add(reuse != null ? reuse : relayDrain("scale", 1, 1, Map.of(), backlog, null, true));
+                    && d.variant().isEmpty() && d.events() == backlog).findFirst().orElse(null);
+            results.scale.add(reuse != null ? reuse : relayDrain("scale", bench.relay(1, 1, null), backlog, true));
         }
     }
 
@@ -215,29 +234,68 @@ public final class Benchmark {
             return;
         }
         int n = options.drainEvents();
-        results.variants.add(relayDrain("variant", 1, 1, Map.of("outbox.batch.size", "1000"), n,
-            "relay 1 task, 1 sub, batch 1000", true));
-        results.variants.add(relayDrain("variant", 1, 1, Map.of("producer.override.batch.size", "65536",
-            "producer.override.linger.ms", "10"), n, "relay 1 task, 1 sub, producer batch 64 KiB", true));
+        results.variants.add(relayDrain("variant", bench.relay(1, 1, Map.of("outbox.batch.size", "1000"),
+            "relay 1 task, 1 sub, batch 1000", "batch-1000"), n, true));
+        results.variants.add(relayDrain("variant", bench.relay(1, 1, Map.of("producer.override.batch.size", "65536",
+            "producer.override.linger.ms", "10"), "relay 1 task, 1 sub, producer batch 64 KiB", "producer-batch-64k"),
+            n, true));
         // the connector's default is synchronous_commit=off on its own sessions; this is the durable setting
         Map<String, String> syncCommit = Map.of("connection.synchronous.commit", "on");
-        results.variants.add(relayDrain("variant", 1, 1, syncCommit, n,
-            "relay 1 task, 1 sub, synchronous_commit=on", true));
+        results.variants.add(relayDrain("variant", bench.relay(1, 1, syncCommit,
+            "relay 1 task, 1 sub, synchronous_commit=on", "sync-commit"), n, true));
         int seconds = Math.max(10, options.latencySeconds() / 2);
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, syncCommit,
-            "relay 1 task, 1 sub, synchronous_commit=on"), List.of(1000), seconds));
+            "relay 1 task, 1 sub, synchronous_commit=on", "sync-commit"), List.of(1000), seconds));
         // the producer sends at once instead of waiting linger.ms (5 ms by default since Kafka 4.0) for a fuller batch
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, Map.of("producer.override.linger.ms", "0"),
-            "relay 1 task, 1 sub, producer linger.ms=0"), List.of(1000), seconds));
+            "relay 1 task, 1 sub, producer linger.ms=0", "linger-0"), List.of(1000), seconds));
     }
 
     private void latency() throws Exception {
         results.latency.add(WakeupProbe.run(bench, 1000, options.latencySeconds()));
-        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, Map.of(), null), options.latencyRates(),
+        results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, null), options.latencyRates(),
             options.latencySeconds()));
         if (options.debezium()) {
-            results.latency.addAll(LatencyPhase.run(bench, bench.debezium(Map.of(), null), options.latencyRates(),
+            results.latency.addAll(LatencyPhase.run(bench, bench.debezium(null), options.latencyRates(),
                 options.latencySeconds()));
+            results.latency.addAll(LatencyPhase.run(bench, bench.debeziumTuned(), options.latencyRates(),
+                options.latencySeconds()));
+        }
+        for (RelayVariant v : options.relayVariants()) {
+            results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, v), options.latencyRates(),
+                options.latencySeconds()));
+        }
+    }
+
+    /**
+     * Each {@code --relay-variant} started once on an empty database before anything is measured: settings the
+     * connector refuses stop the run now, with the worker's reason, instead of failing phases later.
+     */
+    private void checkRelayVariants() throws Exception {
+        for (RelayVariant v : options.relayVariants()) {
+            BenchPostgres.Db db = bench.postgres.createDatabase("variant_check");
+            RelayContender c = bench.relay(1, v);
+            try {
+                c.prepare(db);
+                c.start();
+                c.awaitRunning();
+            } catch (RuntimeException e) {
+                throw new RefusedVariant("--relay-variant=" + v.name() + " (" + v.settings() + "): the relay does not"
+                    + " run with these settings: " + e.getMessage(), e);
+            } finally {
+                c.close();
+                bench.postgres.dropDatabase(db);
+            }
+            log("  --relay-variant=%s (%s): the relay runs with it", v.name(), v.settings());
+        }
+    }
+
+    /** A {@code --relay-variant} whose settings the relay does not run with: the run stops before measuring. */
+    private static final class RefusedVariant extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        RefusedVariant(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 
@@ -253,7 +311,7 @@ public final class Benchmark {
     private void profile() throws Exception {
         int n = options.drainEvents();
         BenchPostgres.Db db = bench.postgres.createDatabase("profile");
-        RelayContender c = bench.relay(1, 1, Map.of(), "relay 1 task, 1 sub (JFR on)");
+        RelayContender c = bench.relay(1, 1, "relay 1 task, 1 sub (JFR on)");
         try {
             c.prepare(db);
             db.insertBacklog(0, n, options.backlogTxnSize());
@@ -272,11 +330,9 @@ public final class Benchmark {
         }
     }
 
-    /** A fresh database with {@code events} committed, then the relay created: one drain. */
-    private Results.Drain relayDrain(String phase, int tasks, int subs, Map<String, String> overrides, int events,
-                                     String label, boolean midpointGc) throws Exception {
+    /** A fresh database with {@code events} committed, then the relay {@code c} created: one drain. */
+    private Results.Drain relayDrain(String phase, RelayContender c, int events, boolean midpointGc) throws Exception {
         BenchPostgres.Db db = bench.postgres.createDatabase("drain");
-        RelayContender c = bench.relay(tasks, subs, overrides, label);
         try {
             c.prepare(db);
             db.insertBacklog(0, events, options.backlogTxnSize());
@@ -293,7 +349,7 @@ public final class Benchmark {
      */
     private Results.Drain debeziumDrain(String phase, int events) throws Exception {
         BenchPostgres.Db db = bench.postgres.createDatabase("debezium");
-        DebeziumContender c = bench.debezium(Map.of(), phase.equals("rematch") ? "Debezium + EventRouter (rematch)" : null);
+        DebeziumContender c = bench.debezium(phase.equals("rematch") ? "Debezium + EventRouter (rematch)" : null);
         try {
             bench.kafka.createTopicsIfMissing(c.topics());
             c.prepare(db);
@@ -343,6 +399,17 @@ public final class Benchmark {
         }
         w.extraWakeups().forEach(x -> wakeups.put(x.name(), x.description()));
         v.put("wakeups", wakeups);
+        options.relayVariants().forEach(x -> results.relayVariants.put(x.name(), new java.util.TreeMap<>(x.config())));
+        v.put("relayVariants", results.relayVariants);
+        v.put("relayTasksInDrainSustainableIdleWriters", TableSetup.RELAY_TASKS);
+        v.put("debeziumTuned", DebeziumContender.TUNED);
+        BenchOptions.SustainableOptions so = options.sustainable();
+        v.put("sustainableRates", so.rates());
+        v.put("sustainableWarmupSeconds", so.warmupSeconds());
+        v.put("sustainableSecondsPerStep", so.seconds());
+        v.put("sustainableWriterConnections", so.connections());
+        v.put("sustainableDeliverySeconds", so.deliverySeconds());
+        v.put("latencyWriterConnections", PacedWriter.CONNECTIONS);
     }
 
     private void write(String stamp) throws Exception {
@@ -360,6 +427,9 @@ public final class Benchmark {
             }
             if (!results.scale.isEmpty()) {
                 Charts.scale(results, dir.resolve("scale.png"));
+            }
+            if (!results.sustainable.isEmpty()) {
+                Charts.sustainable(results, dir.resolve("sustainable.png"));
             }
         } catch (Exception | Error e) {
             log("charts could not be drawn (%s); the JSON and results.md are complete", e);
@@ -381,7 +451,7 @@ public final class Benchmark {
     }
 
     private void log(String fmt, Object... args) {
-        out.printf("[%s] %s%n", java.time.LocalTime.now().withNano(0), String.format(fmt, args));
+        out.printf("[%tT] %s%n", java.time.LocalTime.now(), String.format(fmt, args));
         out.flush();
     }
 }

@@ -1,13 +1,9 @@
 package io.outboxrelay.bench;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionConfigKeys;
-import io.outboxrelay.common.NamedSql;
-import io.outboxrelay.connector.OutboxSourceConnector;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
+import io.outboxrelay.connector.BenchStore;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,13 +20,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * The two halves of the relay's pipeline measured alone. Producer: the exact record bytes a contender
  * produced (replayed from the drain's samples) sent with the producer settings Connect gives a source
  * task ({@code acks=all}, one request in flight, idempotence off, client defaults otherwise), until the
- * last one is acknowledged. SQL: the relay's own claim and stamp statements (read from the connector's
- * SQL resource, so they are the shipped ones) in a loop without Kafka: claim a batch, stamp it with a
- * realistic {@code fanout} and the receipt NOTIFY, as the task does, until the backlog is empty.
+ * last one is acknowledged. SQL: the relay's own claim and stamp (its {@code JdbcOutboxStore}, so the shipped
+ * statements bound as the task binds them) in a loop without Kafka: claim a batch, stamp it with a realistic
+ * {@code fanout} and the receipt NOTIFY, as the task does, until the backlog is empty.
  */
 final class Ceilings {
-    private static final NamedSql SQL = NamedSql.load(OutboxSourceConnector.class, "outbox-relay.sql");
-
     private Ceilings() {
     }
 
@@ -104,9 +98,6 @@ final class Ceilings {
         BenchPostgres.Db db = b.postgres.createDatabase("ceiling_sql");
         try {
             db.insertBacklog(0, rows, b.options.backlogTxnSize());
-            NamedSql.Bindable claim = SQL.bindable("ClaimRows", "\"events\"");
-            NamedSql.Bindable stamp = SQL.bindable("StampFannedOut", "\"events\"");
-            NamedSql.Bindable notify = SQL.bindable("Notify", "\"events\"");
             AtomicLong done = new AtomicLong();
             AtomicReference<Exception> error = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();
@@ -114,12 +105,8 @@ final class Ceilings {
             for (int i = 0; i < clients; i++) {
                 int index = i;
                 Thread t = new Thread(() -> {
-                    try (Connection c = db.connect()) {
-                        // the session setting the connector's sessions run with by default
-                        try (Statement st = c.createStatement()) {
-                            st.execute("SET synchronous_commit = " + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT);
-                        }
-                        done.addAndGet(claimAndStampAll(c, claim, stamp, notify, clients, index, batch));
+                    try (HikariDataSource pool = onePool(db)) {
+                        done.addAndGet(new BenchStore(pool, "ceiling-" + index, clients, index).claimAndStampAll(batch));
                     } catch (Exception e) {
                         error.compareAndSet(null, e);
                     }
@@ -137,8 +124,8 @@ final class Ceilings {
             double seconds = (t1 - t0) / 1e9;
             String name = "SQL claim+stamp, " + clients + (clients == 1 ? " client" : " clients") + ", batch " + batch;
             Results.Ceiling c = new Results.Ceiling(name, "rows/s", done.get(), Results.round2(seconds),
-                Math.round(done.get() / seconds), "the connector's ClaimRows + StampFannedOut (+ receipt NOTIFY) "
-                + "statements, " + rows + "-row backlog, subjects split by hashtext over the clients, synchronous_commit="
+                Math.round(done.get() / seconds), "the connector's own claim and stamp (JdbcOutboxStore: ClaimRows, "
+                + "StampFannedOut with its receipt NOTIFY), " + rows + "-row backlog, subjects split by hashtext over the clients, synchronous_commit="
                 + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT + " (the connector's default)");
             b.log("  %-34s %,9d rows in %6.2f s = %,7d rows/s", name, done.get(), seconds, (long) c.perSec());
             return c;
@@ -147,55 +134,13 @@ final class Ceilings {
         }
     }
 
-    private static long claimAndStampAll(Connection c, NamedSql.Bindable claimSql, NamedSql.Bindable stampSql,
-                                         NamedSql.Bindable notifySql, int taskCount, int taskIndex, int batch)
-        throws SQLException {
-        String owner = "ceiling-" + taskIndex;
-        long total = 0;
-        try (PreparedStatement claim = c.prepareStatement(claimSql.sql());
-             PreparedStatement stamp = c.prepareStatement(stampSql.sql());
-             PreparedStatement notify = c.prepareStatement(notifySql.sql())) {
-            while (true) {
-                claimSql.set(claim, "fresh", true);
-                claimSql.set(claim, "task_count", taskCount);
-                claimSql.set(claim, "task_index", taskIndex);
-                claimSql.set(claim, "limit", batch);
-                claimSql.set(claim, "owner", owner);
-                claimSql.set(claim, "lease_ms", 60_000L);
-                List<Long> seqs = new ArrayList<>(batch);
-                List<String> ids = new ArrayList<>(batch);
-                try (ResultSet rs = claim.executeQuery()) {
-                    while (rs.next()) {
-                        seqs.add(rs.getLong(1));
-                        ids.add(rs.getString(2)); // read what the task reads: id, type, subject, payload, headers
-                        rs.getString(3);
-                        rs.getString(4);
-                        rs.getString(5);
-                        rs.getString(9);
-                    }
-                }
-                if (seqs.isEmpty()) {
-                    return total;
-                }
-                String[] fanouts = new String[seqs.size()];
-                for (int k = 0; k < fanouts.length; k++) {
-                    fanouts[k] = "{\"sub1\":{\"topic\":\"sub1\",\"partition\":" + (k % 3) + ",\"offset\":" + (total + k)
-                        + "}}";
-                }
-                c.setAutoCommit(false);
-                stampSql.set(stamp, "seqs", c.createArrayOf("bigint", seqs.toArray()));
-                stampSql.set(stamp, "fanouts", c.createArrayOf("text", fanouts));
-                stamp.executeUpdate();
-                for (int from = 0; from < ids.size(); from += 200) {
-                    notifySql.set(notify, "channel", "outbox_events_fanned");
-                    notifySql.set(notify, "payload", String.join(",", ids.subList(from, Math.min(ids.size(), from + 200))));
-                    notify.addBatch();
-                }
-                notify.executeBatch();
-                c.commit();
-                c.setAutoCommit(true);
-                total += seqs.size();
-            }
-        }
+    /** One session with the setting the connector's sessions run with by default. */
+    private static HikariDataSource onePool(BenchPostgres.Db db) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setUsername("postgres");
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET synchronous_commit = " + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT);
+        return new HikariDataSource(config);
     }
 }

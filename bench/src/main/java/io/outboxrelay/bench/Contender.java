@@ -13,6 +13,12 @@ interface Contender {
     /** "relay" or "debezium". */
     String kind();
 
+    /**
+     * "" for the contender on its defaults (what the targets judge), else a short name of the settings it
+     * runs with (a {@code --relay-variant}, the tuned Debezium, a tuning variant).
+     */
+    String variant();
+
     int tasks();
 
     /** Records per event: one per subscription for the relay, one for Debezium. */

@@ -21,6 +21,9 @@ final class IdlePhase {
         for (WakeupVariant w : b.options.writers().extraWakeups()) {
             setups.add(TableSetup.relay(w));
         }
+        for (RelayVariant v : b.options.relayVariants()) {
+            setups.add(TableSetup.relay(v));
+        }
         if (b.options.debezium()) {
             setups.add(TableSetup.debezium());
         }

@@ -21,16 +21,12 @@ final class LatencyPhase {
         List<Results.Latency> out = new ArrayList<>();
         BenchPostgres.Db db = b.postgres.createDatabase("latency_" + c.kind());
         try {
-            // the broker stamps append time: commit -> append vs append -> receive splits the latency
-            b.kafka.createTopicsIfMissing(c.topics(), java.util.Map.of("message.timestamp.type", "LogAppendTime"));
-            c.prepare(db);
-            c.start();
-            c.awaitRunning();
-            prime(c, b, db);
+            startStreaming(b, c, db);
             long idBase = 0;
             for (int rate : rates) {
-                out.add(measure(b, c, db, rate, seconds, idBase));
-                idBase += (long) rate * seconds;
+                PacedWriter writer = new PacedWriter(db, rate, seconds, idBase);
+                out.add(measure(b, c, writer, 0, Duration.ofSeconds(60)));
+                idBase += writer.count();
             }
         } finally {
             try {
@@ -40,6 +36,18 @@ final class LatencyPhase {
             }
         }
         return out;
+    }
+
+    /**
+     * Creates the topics (with broker append times: commit -> append vs append -> receive splits the latency),
+     * prepares and starts the contender on {@code db}, waits until it runs and relays a few priming events.
+     */
+    static void startStreaming(Bench b, Contender c, BenchPostgres.Db db) throws Exception {
+        b.kafka.createTopicsIfMissing(c.topics(), java.util.Map.of("message.timestamp.type", "LogAppendTime"));
+        c.prepare(db);
+        c.start();
+        c.awaitRunning();
+        prime(c, b, db);
     }
 
     /** A few events end to end, so the measured ones meet a warm, streaming pipeline. */
@@ -54,13 +62,16 @@ final class LatencyPhase {
         }
     }
 
-    private static Results.Latency measure(Bench b, Contender c, BenchPostgres.Db db, int rate, int seconds,
-                                           long idBase) throws Exception {
-        PacedWriter writer = new PacedWriter(db, rate, seconds, idBase);
-        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), idBase, writer.count(), true)) {
+    /**
+     * Runs {@code writer}'s schedule against the running contender and waits up to {@code deliveryWait} after
+     * it for every committed event to be visible; latencies are over the events from {@code warmupEvents} on.
+     */
+    static Results.Latency measure(Bench b, Contender c, PacedWriter writer, int warmupEvents, Duration deliveryWait)
+        throws Exception {
+        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), writer.firstId(), writer.count(), true)) {
             CpuMeter.Sample cpu0 = b.cpu.sample();
             writer.run();
-            w.awaitComplete(Duration.ofSeconds(60));
+            w.awaitDistinct(writer.committed() * c.topics().size(), deliveryWait);
             CpuMeter.Sample used = b.cpu.sample().minus(cpu0);
             long[] commit = writer.commitNanos();
             long[] recv = w.receiveNanos();
@@ -69,10 +80,14 @@ final class LatencyPhase {
             long[] lat = new long[commit.length];
             long[] toBroker = new long[commit.length];
             int n = 0;
-            for (int i = 0; i < commit.length; i++) {
-                if (recv[i] != 0 && commit[i] != 0) {
-                    toBroker[n] = Math.max(0, appended[i] - commitWall[i]) * 1_000_000L;
-                    lat[n++] = Math.max(0, recv[i] - commit[i]);
+            long sent = 0;
+            for (int i = warmupEvents; i < commit.length; i++) {
+                if (commit[i] != 0) {
+                    sent++;
+                    if (recv[i] != 0) {
+                        toBroker[n] = Math.max(0, appended[i] - commitWall[i]) * 1_000_000L;
+                        lat[n++] = Math.max(0, recv[i] - commit[i]);
+                    }
                 }
             }
             lat = Arrays.copyOf(lat, n);
@@ -80,15 +95,19 @@ final class LatencyPhase {
             toBroker = Arrays.copyOf(toBroker, n);
             Arrays.sort(toBroker);
             double mean = Arrays.stream(lat).average().orElse(Double.NaN) / 1e6;
-            Results.Latency r = new Results.Latency(c.label(), c.kind(), rate, seconds, commit.length, n,
-                Results.round1(writer.achievedRate()), writer.late(), ms(lat, 0.50), ms(lat, 0.95), ms(lat, 0.99),
-                ms(lat, 0.999), n == 0 ? Double.NaN : Results.round2(lat[n - 1] / 1e6), Results.round2(mean),
+            int rate = writer.rate();
+            int warmupSeconds = warmupEvents / rate;
+            int seconds = writer.count() / rate - warmupSeconds;
+            Results.Latency r = new Results.Latency(c.label(), c.kind(), c.variant(), writer.connections(), rate,
+                warmupSeconds, seconds, sent, n, Results.round1(writer.achievedRate(warmupEvents)), writer.late(),
+                ms(lat, 0.50), ms(lat, 0.95), ms(lat, 0.99), ms(lat, 0.999),
+                n == 0 ? Double.NaN : Results.round2(lat[n - 1] / 1e6), Results.round2(mean),
                 ms(toBroker, 0.50), ms(toBroker, 0.99), cdf(lat),
-                Results.Cpu.of(used, commit.length));
-            b.log("  %-34s %,6d/s for %d s: p50 %.1f ms, p95 %.1f, p99 %.1f, max %.1f (%,d of %,d received;"
-                    + " commit->broker p50 %.0f, p99 %.0f ms; other processes %.2f cores)", c.label(), rate, seconds,
-                r.p50Ms(), r.p95Ms(), r.p99Ms(), r.maxMs(), n, commit.length, r.toBrokerP50Ms(), r.toBrokerP99Ms(),
-                r.cpu().othersCores());
+                Results.Cpu.of(used, writer.committed()));
+            b.log("  %-34s %,6d/s for %d s: p50 %.1f ms, p95 %.1f, p99 %.1f, max %.1f (writers %,.0f/s; %,d of %,d"
+                    + " received; commit->broker p50 %.0f, p99 %.0f ms; other processes %.2f cores)", c.label(), rate,
+                seconds, r.p50Ms(), r.p95Ms(), r.p99Ms(), r.maxMs(), r.achievedRate(), n, sent, r.toBrokerP50Ms(),
+                r.toBrokerP99Ms(), r.cpu().othersCores());
             return r;
         }
     }

@@ -22,7 +22,7 @@ final class MentionPhase {
         RelayContender relay = b.relay(2, 1, Map.of(
             "mentions.enabled", "true",
             "mentions.topic", topic,
-            "mentions.min.age.ms", "0"), "relay + mention recovery");
+            "mentions.min.age.ms", "0"), "relay + mention recovery", "mentions");
         try {
             seed(db, messages);
             b.kafka.createTopicsIfMissing(List.of(topic));

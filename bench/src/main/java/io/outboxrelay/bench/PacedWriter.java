@@ -13,27 +13,45 @@ import java.util.concurrent.locks.LockSupport;
  * {@code i} is due at {@code start + i / rate}) for a fixed time, from a few connections so that one
  * slow commit does not delay the next. Each event's commit time is {@link System#nanoTime()} right
  * after its commit returned, the instant the application would consider it written.
+ *
+ * <p>With {@code stopAtScheduleEnd} the writers give up the events still uncommitted shortly after the
+ * schedule's end (they could not keep the rate): the run lasts the schedule's time whatever the rate, and
+ * {@link #achievedRate(int)} says how much of it they committed.
  */
 final class PacedWriter {
+    /** The latency phase's writer connections. */
     static final int CONNECTIONS = 4;
+    /** How long after the schedule's end writers that fell behind may still commit (stopAtScheduleEnd). */
+    private static final long GRACE_NANOS = 250_000_000L;
 
     private final BenchPostgres.Db db;
     private final int rate;
     private final int count;
     private final long idBase;
+    private final int connections;
+    private final boolean stopAtScheduleEnd;
     private final long[] commitNanos;
     private final long[] commitWallMs;
     private final AtomicLong next = new AtomicLong();
     private final AtomicLong late = new AtomicLong();
+    private final AtomicLong committed = new AtomicLong();
     private volatile Throwable failure;
     private long startNanos;
+    private long deadlineNanos;
     private long endNanos;
 
+    /** The latency phase's writer: {@link #CONNECTIONS} connections, every event committed however late. */
     PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase) {
+        this(db, rate, seconds, idBase, CONNECTIONS, false);
+    }
+
+    PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd) {
         this.db = db;
         this.rate = rate;
         this.count = rate * seconds;
         this.idBase = idBase;
+        this.connections = connections;
+        this.stopAtScheduleEnd = stopAtScheduleEnd;
         this.commitNanos = new long[count];
         this.commitWallMs = new long[count];
     }
@@ -42,11 +60,25 @@ final class PacedWriter {
         return count;
     }
 
-    /** Runs the schedule to its end; returns when the last event is committed. */
+    int connections() {
+        return connections;
+    }
+
+    int rate() {
+        return rate;
+    }
+
+    /** The benchmark id of event 0. */
+    long firstId() {
+        return idBase;
+    }
+
+    /** Runs the schedule to its end; returns when the last event is committed (or given up). */
     void run() throws InterruptedException {
         List<Thread> threads = new ArrayList<>();
         startNanos = System.nanoTime() + 20_000_000L;
-        for (int t = 0; t < CONNECTIONS; t++) {
+        deadlineNanos = stopAtScheduleEnd ? startNanos + (long) (count * 1e9 / rate) + GRACE_NANOS : Long.MAX_VALUE;
+        for (int t = 0; t < connections; t++) {
             Thread th = new Thread(this::writeLoop, "bench-writer-" + t);
             threads.add(th);
             th.start();
@@ -73,16 +105,21 @@ final class PacedWriter {
                 } else if (wait < -1_000_000L) {
                     late.incrementAndGet();
                 }
+                if (System.nanoTime() > deadlineNanos) {
+                    return;
+                }
                 ps.setLong(1, idBase + i);
                 ps.executeUpdate();
                 commitNanos[(int) i] = System.nanoTime();
                 commitWallMs[(int) i] = System.currentTimeMillis();
+                committed.incrementAndGet();
             }
         } catch (SQLException | RuntimeException e) {
             failure = e;
         }
     }
 
+    /** Commit time of event {@code i} ({@link System#nanoTime()}), 0 when it was given up. Read after run(). */
     long[] commitNanos() {
         return commitNanos;
     }
@@ -91,13 +128,32 @@ final class PacedWriter {
         return commitWallMs;
     }
 
+    /** Events committed (all of them, unless stopAtScheduleEnd gave some up). */
+    long committed() {
+        return committed.get();
+    }
+
     /** Events committed more than 1 ms after their due time (the writer could not keep the rate). */
     long late() {
         return late.get();
     }
 
-    /** Events per second actually committed. */
-    double achievedRate() {
-        return count / ((endNanos - startNanos) / 1e9);
+    /**
+     * Commits per second from event {@code from}'s due time (the end of a warm-up) until the writers stopped: every
+     * commit in that window, so writers that lag and are still committing warm-up events get them counted.
+     */
+    double achievedRate(int from) {
+        return commitsPerSecond(commitNanos, startNanos + (long) (from * 1e9 / rate), endNanos);
+    }
+
+    /** Commits (non-zero commit times) at or after {@code fromNanos}, per second until {@code toNanos}. */
+    static double commitsPerSecond(long[] commitNanos, long fromNanos, long toNanos) {
+        long n = 0;
+        for (long t : commitNanos) {
+            if (t != 0 && t >= fromNanos) {
+                n++;
+            }
+        }
+        return n / ((toNanos - fromNanos) / 1e9);
     }
 }

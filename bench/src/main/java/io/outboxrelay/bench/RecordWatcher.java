@@ -146,14 +146,22 @@ final class RecordWatcher implements AutoCloseable {
     }
 
     /** Waits until every id is visible on every topic; false on timeout. */
-    synchronized boolean awaitComplete(Duration timeout) throws InterruptedException {
+    boolean awaitComplete(Duration timeout) throws InterruptedException {
+        return awaitDistinct((long) count * seen.length, timeout);
+    }
+
+    /**
+     * Waits until {@code expected} distinct (id, topic) pairs are visible (fewer than every id when the writer gave
+     * some up); false on timeout.
+     */
+    synchronized boolean awaitDistinct(long expected, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (completedAtNanos == 0 && failure == null) {
+        while (distinct < expected && failure == null) {
             long left = (deadline - System.nanoTime()) / 1_000_000;
             if (left <= 0) {
                 return false;
             }
-            wait(Math.min(left, 200));
+            wait(Math.min(left, 20));
         }
         if (failure != null) {
             throw new IllegalStateException("the consumer failed: " + failure, failure);

@@ -21,16 +21,18 @@ final class RelayContender implements Contender {
     private final int subscriptions;
     private final Map<String, String> overrides;
     private final String label;
+    private final String variant;
     private final List<String> topics = new ArrayList<>();
     private BenchPostgres.Db db;
 
     RelayContender(ConnectRestClient rest, String name, int tasks, int subscriptions, Map<String, String> overrides,
-                   String label) {
+                   String label, String variant) {
         this.rest = rest;
         this.name = name;
         this.tasks = tasks;
         this.subscriptions = subscriptions;
         this.overrides = overrides;
+        this.variant = variant == null ? "" : variant;
         this.label = label != null ? label : "relay " + tasks + (tasks == 1 ? " task, " : " tasks, ") + subscriptions
             + (subscriptions == 1 ? " sub" : " subs");
         for (int i = 1; i <= subscriptions; i++) {
@@ -46,6 +48,11 @@ final class RelayContender implements Contender {
     @Override
     public String kind() {
         return "relay";
+    }
+
+    @Override
+    public String variant() {
+        return variant;
     }
 
     @Override

@@ -60,6 +60,9 @@ final class Report {
         }
         if (!r.latency.isEmpty()) {
             md.append("## Steady latency: commit to consumer receive\n\n");
+            md.append("Each contender running and idle, then one event per transaction on a fixed schedule from ")
+                .append(PacedWriter.CONNECTIONS).append(" writer connections (the probe: 1), for ")
+                .append(r.volumes.get("latencySeconds")).append(" s per rate (the variants' runs: shorter).\n\n");
             md.append("| contender | rate (events/s) | sent | received | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms |"
                 + " mean ms | commit->broker p50 / p99 ms | worker CPU us/event | other load (cores) |\n"
                 + "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -72,6 +75,7 @@ final class Report {
             }
             md.append("\n![latency CDF](").append(chartPrefix).append("latency-cdf.png)\n\n");
         }
+        sustainable(md, r, chartPrefix);
         if (!r.ceilings.isEmpty()) {
             md.append("## Ceilings (each half alone, same broker, same database)\n\n| ceiling | count | time s | rate | settings |\n"
                 + "|---|---|---|---|---|\n");
@@ -129,6 +133,42 @@ final class Report {
                 d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores(),
                 d.overrides().isEmpty() ? "defaults" : d.overrides().toString()));
         }
+    }
+
+    private static void sustainable(StringBuilder md, Results r, String chartPrefix) {
+        if (r.sustainable.isEmpty()) {
+            return;
+        }
+        md.append("## Sustainable rate: the highest step each contender holds\n\n");
+        md.append(String.format("Each contender running and streaming; %s writer connections commit one event per"
+                + " transaction (durable commits) at each target rate in turn: %s s unmeasured, then %s s measured."
+                + " A step holds when the writers commit >= %.0f%% of the target, every event they committed is"
+                + " visible within %s s after the schedule, and commit-to-consumer p99 <= %.0f ms. Stepping stops at"
+                + " the second failed step, or at a failed step whose failure was not the latency alone.%n%n",
+            r.volumes.get("sustainableWriterConnections"), r.volumes.get("sustainableWarmupSeconds"),
+            r.volumes.get("sustainableSecondsPerStep"), 100 * SustainableRate.MIN_ACHIEVED,
+            r.volumes.get("sustainableDeliverySeconds"), SustainableRate.MAX_P99_MS));
+        md.append(String.format("| contender | tasks | writer connections | steps run | sustainable rate | p99 <= %.0f ms"
+            + " at every step up to it |%n|---|---|---|---|---|---|%n", SustainableRate.MAX_P99_MS));
+        for (Results.Sustainable s : r.sustainable) {
+            md.append(String.format("| %s | %d | %d | %s | **%s** | %s |%n", s.label(), s.tasks(), s.connections(),
+                String.join(", ", s.steps().stream().map(st -> String.format("%,d", st.targetRate())).toList()),
+                Targets.rateText(s), s.sustainableRate() == 0 ? "n/a" : s.tailHeld() ? "yes" : "**no**"));
+        }
+        md.append("\n| contender | target /s | achieved commits/s | of target | sent | received | p50 ms | p99 ms |"
+            + " max ms | commit->broker p99 ms | worker us/event | Postgres us/event | other load (cores) | step |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Results.Sustainable s : r.sustainable) {
+            for (Results.SustainableStep st : s.steps()) {
+                Results.Latency l = st.latency();
+                md.append(String.format("| %s | %,d | %,.0f | %.0f%% | %,d | %,d | %.1f | %.1f | %.1f | %.0f | %.0f |"
+                        + " %.0f | %.2f | %s |%n", s.label(), st.targetRate(), l.achievedRate(),
+                    100 * l.achievedRate() / st.targetRate(), l.sent(), l.received(), l.p50Ms(), l.p99Ms(), l.maxMs(),
+                    l.toBrokerP99Ms(), l.cpu().workerUsPerEvent(), l.cpu().postgresUsPerEvent(),
+                    l.cpu().othersCores(), st.holds() ? "holds" : "**fails**: " + st.verdict()));
+            }
+        }
+        md.append("\n![sustainable rate](").append(chartPrefix).append("sustainable.png)\n\n");
     }
 
     private static void writers(StringBuilder md, Results r) {

@@ -28,16 +28,36 @@ final class Results {
     }
 
     /** A backlog drained from "connector started" to "last record visible to a consumer". */
-    record Drain(String phase, String label, String kind, int tasks, int subscriptions, Map<String, String> overrides,
+    record Drain(String phase, String label, String kind, String variant, int tasks, int subscriptions, Map<String, String> overrides,
                  long events, long records, double seconds, double eventsPerSec, double recordsPerSec,
                  double firstRecordAfterMs, double steadyEventsPerSec, double stampedAllAfterMs, long duplicates, double avgRecordBytes,
                  Cpu cpu, Heap heap) {
     }
 
-    /** A fixed-rate run: receive time minus commit time for every event. */
-    record Latency(String label, String kind, int rate, int seconds, long sent, long received, double achievedRate,
+    /**
+     * A fixed-rate run: receive time minus commit time for every event committed after the first
+     * {@code warmupSeconds} of the schedule ({@code seconds} long after it), by {@code connections} writers.
+     */
+    record Latency(String label, String kind, String variant, int connections, int rate, int warmupSeconds,
+                   int seconds, long sent, long received, double achievedRate,
                    long writerLate, double p50Ms, double p95Ms, double p99Ms, double p999Ms, double maxMs,
                    double meanMs, double toBrokerP50Ms, double toBrokerP99Ms, List<double[]> cdf, Cpu cpu) {
+    }
+
+    /**
+     * One step of the sustainable-rate phase: {@code latency} at {@code targetRate}, and whether the contender
+     * held it ({@code verdict} says why not).
+     */
+    record SustainableStep(int targetRate, Latency latency, boolean holds, String verdict) {
+    }
+
+    /**
+     * A contender's steps, its sustainable rate (the highest step held, 0 when none), whether it held every
+     * step it ran and never failed one ({@code heldEveryStep}: its rate is at least the top step), and whether
+     * p99 stayed within the bound at every step up to its sustainable rate ({@code tailHeld}).
+     */
+    record Sustainable(String label, String kind, String variant, int tasks, int connections, List<SustainableStep> steps,
+                       int sustainableRate, boolean heldEveryStep, boolean tailHeld) {
     }
 
     /** A rate without the other half of the pipeline. */
@@ -93,6 +113,9 @@ final class Results {
     final List<WriterRun> writers = new ArrayList<>();
     final List<WriterCase> writerCases = new ArrayList<>();
     final List<Idle> idle = new ArrayList<>();
+    final List<Sustainable> sustainable = new ArrayList<>();
+    /** The {@code --relay-variant}s of the run: name -> settings. */
+    final Map<String, Map<String, String>> relayVariants = new LinkedHashMap<>();
     Mentions mentions;
     final List<Target> targets = new ArrayList<>();
     final Map<String, Double> phaseSeconds = new LinkedHashMap<>();
@@ -109,6 +132,7 @@ final class Results {
         m.put("scale", scale);
         m.put("variants", variants);
         m.put("latency", latency);
+        m.put("sustainable", sustainable);
         m.put("ceilings", ceilings);
         m.put("writerCeiling", writerCases);
         m.put("writerRuns", writers);

@@ -7,24 +7,31 @@ import java.util.Map;
  * (empty: as shipped), and nothing, the relay (2 tasks, 1 subscription, defaults plus the wake-up's
  * settings) or Debezium running on it.
  */
-record TableSetup(String key, String label, String schemaSql, Kind kind, Map<String, String> relayConfig) {
+record TableSetup(String key, String label, String schemaSql, Kind kind, Map<String, String> relayConfig,
+                  String variant) {
     enum Kind { NONE, RELAY, DEBEZIUM }
 
     static final int RELAY_TASKS = 2;
 
     static TableSetup table(String key, String label, String schemaSql) {
-        return new TableSetup(key, label, schemaSql, Kind.NONE, Map.of());
+        return new TableSetup(key, label, schemaSql, Kind.NONE, Map.of(), "");
     }
 
     static TableSetup relay(WakeupVariant w) {
         return new TableSetup("relay-" + w.name(), "relay " + RELAY_TASKS + " tasks, wake-up " + w.name(),
-            w.schemaSql(), Kind.RELAY, w.relayConfig());
+            w.schemaSql(), Kind.RELAY, w.relayConfig(), w == WakeupVariant.SHIPPED ? "" : "wakeup-" + w.name());
+    }
+
+    /** A {@code --relay-variant} on the shipped schema. */
+    static TableSetup relay(RelayVariant v) {
+        return new TableSetup("relay-" + v.name(), "relay " + RELAY_TASKS + " tasks, variant " + v.name() + " ("
+            + v.settings() + ")", "", Kind.RELAY, v.config(), v.name());
     }
 
     /** Debezium on the same table, our trigger dropped. */
     static TableSetup debezium() {
         return new TableSetup("debezium", "Debezium + EventRouter (no trigger)", WakeupVariant.DROP_TRIGGERS,
-            Kind.DEBEZIUM, Map.of());
+            Kind.DEBEZIUM, Map.of(), "");
     }
 
     /** Changes the schema of {@code db} and, if this setup has one, starts its connector and waits until it runs. */
@@ -34,8 +41,8 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
         }
         Contender c = switch (kind) {
             case NONE -> null;
-            case RELAY -> b.relay(RELAY_TASKS, 1, relayConfig, label);
-            case DEBEZIUM -> b.debezium(Map.of(), label);
+            case RELAY -> b.relay(RELAY_TASKS, 1, relayConfig, label, variant);
+            case DEBEZIUM -> b.debezium(label);
         };
         if (c != null) {
             b.kafka.createTopicsIfMissing(c.topics());

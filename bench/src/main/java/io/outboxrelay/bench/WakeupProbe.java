@@ -80,8 +80,8 @@ final class WakeupProbe {
             lat = Arrays.copyOf(lat, n);
             Arrays.sort(lat);
             double elapsed = (sent[count - 1] - sent[0]) / 1e9;
-            Results.Latency r = new Results.Latency("raw LISTEN/NOTIFY wake-up (no relay)", "probe", rate, seconds,
-                count, n, Results.round1(elapsed > 0 ? (count - 1) / elapsed : rate), 0, LatencyPhase.ms(lat, 0.50),
+            Results.Latency r = new Results.Latency("raw LISTEN/NOTIFY wake-up (no relay)", "probe", "", 1, rate, 0,
+                seconds, count, n, Results.round1(elapsed > 0 ? (count - 1) / elapsed : rate), 0, LatencyPhase.ms(lat, 0.50),
                 LatencyPhase.ms(lat, 0.95), LatencyPhase.ms(lat, 0.99), LatencyPhase.ms(lat, 0.999),
                 n == 0 ? Double.NaN : Results.round2(lat[n - 1] / 1e6), n == 0 ? Double.NaN : Results.round2(sum / n / 1e6),
                 Double.NaN, Double.NaN, LatencyPhase.cdf(lat), Results.Cpu.of(used, count));

@@ -46,6 +46,9 @@ final class WritersPhase {
         for (WakeupVariant w : o.writers().extraWakeups()) {
             s.add(TableSetup.relay(w));
         }
+        for (RelayVariant v : o.relayVariants()) {
+            s.add(TableSetup.relay(v));
+        }
         if (o.debezium()) {
             s.add(TableSetup.debezium());
         }

@@ -1,0 +1,37 @@
+package io.outboxrelay.bench;
+
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * A relay contender added from the command line ({@code --relay-variant=NAME=k=v[,k=v...]}): the relay with
+ * these connector settings on top of its defaults (and of {@code --relay-config}). It runs beside the relay on
+ * its defaults wherever that one runs with the same shape: the drain (2 tasks) and its rematch, latency
+ * (1 task), sustainable (2 tasks), idle and writers (2 tasks). The targets judge it under its own name.
+ */
+record RelayVariant(String name, Map<String, String> config) {
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]*");
+
+    RelayVariant {
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("--relay-variant: the name '" + name + "' must be letters, digits,"
+                + " '.', '_' or '-' (it names topics and connectors)");
+        }
+        if (config.isEmpty()) {
+            throw new IllegalArgumentException("--relay-variant=" + name + " sets nothing; give it connector settings,"
+                + " e.g. --relay-variant=" + name + "=outbox.batch.size=500");
+        }
+        config = Map.copyOf(config);
+    }
+
+    /** e.g. "relay 2 tasks, 1 sub, variant txn". */
+    String label(int tasks) {
+        return "relay " + tasks + (tasks == 1 ? " task" : " tasks") + ", 1 sub, variant " + name;
+    }
+
+    /** The settings, sorted, for tables: "k=v, k=v". */
+    String settings() {
+        return String.join(", ", new java.util.TreeMap<>(config).entrySet().stream()
+            .map(e -> e.getKey() + "=" + e.getValue()).toList());
+    }
+}
