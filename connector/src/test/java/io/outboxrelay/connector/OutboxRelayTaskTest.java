@@ -185,6 +185,27 @@ class OutboxRelayTaskTest {
     }
 
     @Test
+    void withALingerABusyTaskClaimsWhatArrivedAfterItWithoutArmingAndArmsOnceNothingArrives() throws Exception {
+        FakeOutboxStore.Flag flag = store.withWakeupFlag();
+        store.insert(1, "a");
+        start(Map.of("outbox.listen.enabled", "true", "outbox.linger.ms", "10"));
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        int armsAfterFirstClaim = flag.arms;
+        long seq = 2;
+        for (int cycle = 0; cycle < 5; cycle++) { // a steady trickle: two rows per 10 ms
+            store.insert(seq++, "a");
+            store.insert(seq++, "b");
+            assertThat(task.poll()).as("the linger has not passed").isNull();
+            clock.advance(10);
+            assertThat(seqs(task.poll())).as("cycle %d", cycle).containsExactly(seq - 2, seq - 1);
+        }
+        assertThat(flag.arms).as("no arming while rows keep arriving").isEqualTo(armsAfterFirstClaim);
+        clock.advance(10);
+        assertThat(task.poll()).isNull();
+        assertThat(flag.arms).as("the trickle stopped: armed for a NOTIFY").isEqualTo(armsAfterFirstClaim + 1);
+    }
+
+    @Test
     void leasesOfRowsInFlightAreExtendedAlsoWhileTheTaskBacksOff() throws Exception {
         store.insert(1, "a");
         start(Map.of());
