@@ -16,6 +16,11 @@ import java.sql.SQLException;
  * share of the task that claimed the notifying row). Unless busy, a task also looks every
  * {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether the flag was cleared without a NOTIFY reaching it (the
  * clearing writer rolled back, or LISTEN was reconnecting), and then arms it again.
+ *
+ * <p>With a linger ({@code outbox.linger.ms}), a claim that finds rows but fewer than it asked for does
+ * not arm: the task claims again when the linger has passed, and only a claim that finds nothing arms the
+ * flag. A NOTIFY that reaches a lingering task does not arm it either (its next claim is due anyway, and
+ * arming would cost the next writer a NOTIFY): while rows keep arriving, writers send none.
  */
 final class WakeupCycle {
     /** The flag as the cycle uses it. */
@@ -70,8 +75,10 @@ final class WakeupCycle {
         }
         if (notified) {
             notified = false;
-            arm(now);
-            return;
+            if (lingerUntil == Long.MIN_VALUE) {
+                arm(now);
+                return;
+            }
         }
         if (state != State.BUSY && now >= nextArmCheckAt) {
             nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
