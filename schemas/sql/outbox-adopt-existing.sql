@@ -22,6 +22,9 @@
 --     fanout, attempts, next_attempt_at, last_error, poisoned_at, lease_owner, lease_until;
 --   - ROWS ALREADY IN THE TABLE COUNT AS FANNED (fanned_out_at = the time of this migration, fanout NULL):
 --     whatever relayed the table until now delivered them, so switching from Debezium replays no history.
+--     That holds only while the previous relay keeps running until it has delivered every row committed
+--     before this migration: stop it first and the rows it had not delivered yet are lost to both (README
+--     "Adopting an existing outbox table": migrate, start the relay, then remove the previous one).
 --     Rows committed after this migration are pending and the relay's. Only the run that adds
 --     fanned_out_at marks rows: a re-run marks nothing;
 --   - adds occurred_at TIMESTAMPTZ NOT NULL DEFAULT now() when the table has none and column_occurred_at
@@ -35,8 +38,9 @@
 -- views and the outbox_relay role with its grants.
 --
 -- Locks: adding seq writes every row once, under an ACCESS EXCLUSIVE lock; writers wait until the
--- migration commits (milliseconds on a table whose rows are deleted; plan for it on a big one). Safe to
--- re-run. README "Adopting an existing outbox table" has the whole switch from Debezium, step by step.
+-- migration commits (milliseconds on a table whose rows are deleted; plan for it on a big one). Behind a
+-- long transaction on the table the ALTER waits, and every writer queues behind it: to give up instead, run
+-- it with PGOPTIONS='-c lock_timeout=5s' and again later. Safe to re-run. README "Adopting an existing outbox table" has the whole switch from Debezium, step by step.
 
 \if :{?table}
 \else

@@ -9,7 +9,6 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -19,8 +18,8 @@ import javax.sql.DataSource;
  * still stopping can neither have its leases released by that one nor release them.
  */
 final class JdbcOutboxStore implements OutboxStore {
-    /** NOTIFY payloads must stay under 8000 bytes; 36-char ids plus a comma each. */
-    static final int RECEIPT_IDS_PER_NOTIFY = 200;
+    /** NOTIFY payloads must stay under 8000 bytes. */
+    static final int RECEIPT_PAYLOAD_MAX_BYTES = 7_999;
 
     private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
 
@@ -141,7 +140,7 @@ final class JdbcOutboxStore implements OutboxStore {
             stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
             stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
             stampSql.set(ps, "channel", fannedChannel);
-            stampSql.set(ps, "receipts", c.createArrayOf("text", receiptChunks(rows)));
+            stampSql.set(ps, "receipts", c.createArrayOf("text", receiptsOf(rows)));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
@@ -150,16 +149,46 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     /** The rows' event ids, comma-joined in chunks that each fit one NOTIFY payload; none without receipts. */
-    private Object[] receiptChunks(List<Stamp> rows) {
+    private Object[] receiptsOf(List<Stamp> rows) {
         if (fannedChannel.isEmpty()) {
             return new Object[0];
         }
-        List<String> chunks = new ArrayList<>(rows.size() / RECEIPT_IDS_PER_NOTIFY + 1);
-        for (int from = 0; from < rows.size(); from += RECEIPT_IDS_PER_NOTIFY) {
-            chunks.add(rows.subList(from, Math.min(rows.size(), from + RECEIPT_IDS_PER_NOTIFY)).stream()
-                .map(Stamp::id).collect(Collectors.joining(",")));
+        return receiptChunks(rows.stream().map(Stamp::id).toList()).toArray();
+    }
+
+    /**
+     * {@code ids} comma-joined in chunks of at most {@link #RECEIPT_PAYLOAD_MAX_BYTES} UTF-8 bytes (a mapped
+     * {@code outbox.column.id} may be longer than a UUID). An id too long for a payload of its own gets no
+     * receipt: its writer falls back to reading {@code fanned_out_at}, as for a lost notification.
+     */
+    static List<String> receiptChunks(List<String> ids) {
+        List<String> chunks = new ArrayList<>();
+        StringBuilder chunk = new StringBuilder();
+        int bytes = 0;
+        boolean empty = true;
+        for (String id : ids) {
+            int length = ClaimedRow.utf8Length(id);
+            if (length > RECEIPT_PAYLOAD_MAX_BYTES) {
+                continue;
+            }
+            if (!empty && bytes + 1 + length > RECEIPT_PAYLOAD_MAX_BYTES) {
+                chunks.add(chunk.toString());
+                chunk.setLength(0);
+                bytes = 0;
+                empty = true;
+            }
+            if (!empty) {
+                chunk.append(',');
+                bytes++;
+            }
+            chunk.append(id);
+            bytes += length;
+            empty = false;
         }
-        return chunks.toArray();
+        if (!empty) {
+            chunks.add(chunk.toString());
+        }
+        return chunks;
     }
 
     @Override

@@ -18,6 +18,9 @@ import org.apache.kafka.common.config.Config;
  */
 final class OutboxColumnChecks {
     private static final Set<String> TEXT_TYPES = Set.of("jsonb", "json", "text", "character varying", "character");
+    /** Types whose text does not depend on session settings (time zone, date style, float digits). */
+    private static final Set<String> STABLE_TEXT_TYPES = Set.of("text", "character varying", "character", "uuid",
+        "smallint", "integer", "bigint", "numeric");
 
     private final OutboxSourceConnectorConfig config;
 
@@ -153,8 +156,16 @@ final class OutboxColumnChecks {
                         + " schemas/sql/outbox-adopt-existing.sql";
                 }
             }
+            case "subject" -> {
+                if (!STABLE_TEXT_TYPES.contains(type)) {
+                    return "column " + column + " is " + type + ", whose text depends on the session's settings (time"
+                        + " zone, date style): tasks on workers set differently would split subjects differently"
+                        + " and skip rows. Map outbox.column.subject to a column of type text, varchar, uuid or an"
+                        + " integer type";
+                }
+            }
             default -> {
-                // id, type and subject are read as their text: any type works
+                // id and type are read as their text: any type works
             }
         }
         return found.notNull() ? null : "column " + column + " may be NULL, and a row without its " + field

@@ -13,11 +13,12 @@ final class WakeSignal {
     synchronized void await(long maxMs) throws InterruptedException {
         long deadline = System.nanoTime() + maxMs * 1_000_000L;
         while (!signalled) {
-            long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
-            if (leftMs <= 0) {
+            long leftNs = deadline - System.nanoTime();
+            if (leftNs <= 0) {
                 break;
             }
-            wait(leftMs);
+            // rounded up: a wait of 1 ms must not return at once and spin through Connect's poll loop
+            wait((leftNs + 999_999) / 1_000_000L);
         }
         signalled = false;
     }

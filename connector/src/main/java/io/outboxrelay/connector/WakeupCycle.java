@@ -48,8 +48,12 @@ final class WakeupCycle {
     private long nextSettleCheckAt;
     private long recheckMs = RECHECK_MIN_MS;
     private volatile boolean notified;
-    /** When the flag was last armed: a claim in the same pass already follows that arming. */
-    private long armedAt = Long.MIN_VALUE;
+    /**
+     * Passes so far ({@link #beforeClaim} starts one), and the one that last armed the flag: a claim in the
+     * same pass already follows that arming. Counted, not timed: two passes can fall in one millisecond.
+     */
+    private long passes;
+    private long armedInPass = -1;
 
     /** @param lingerMs how long a busy task waits before its next claim instead of arming (0: it arms) */
     WakeupCycle(Flag flag, Runnable requestClaim, long lingerMs) {
@@ -69,6 +73,7 @@ final class WakeupCycle {
 
     /** Before a pass's claim: looks at the writers in progress or at the flag when it is time to. */
     void beforeClaim(long now) throws SQLException {
+        passes++;
         if (lingerUntil != Long.MIN_VALUE && now >= lingerUntil) {
             lingerUntil = Long.MIN_VALUE;
             requestClaim.run();
@@ -113,7 +118,7 @@ final class WakeupCycle {
         } else if (rows > 0 && lingerMs > 0) {
             state = State.BUSY; // rows keep arriving: claim again in a moment, the flag stays unarmed
             lingerUntil = now + lingerMs;
-        } else if ((rows > 0 || state == State.BUSY) && armedAt != now) {
+        } else if ((rows > 0 || state == State.BUSY) && armedInPass != passes) {
             arm(now);
         } else if (state == State.FINAL) {
             state = State.QUIET;
@@ -132,7 +137,7 @@ final class WakeupCycle {
         lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
         flag.arm();
-        armedAt = now;
+        armedInPass = passes;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;
         nextSettleCheckAt = now; // the claim after arming is the next pass's

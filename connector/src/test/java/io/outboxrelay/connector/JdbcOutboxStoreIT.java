@@ -205,7 +205,7 @@ class JdbcOutboxStoreIT {
 
     @Test
     void theStampSkipsRowsAlreadyStampedAndNotifiesReceiptsInChunksOnlyWhenItStamped() throws Exception {
-        int rows = JdbcOutboxStore.RECEIPT_IDS_PER_NOTIFY + 5; // two receipt chunks
+        int rows = (JdbcOutboxStore.RECEIPT_PAYLOAD_MAX_BYTES + 1) / 37 + 5; // two chunks of 36-character ids
         db.insertEvents(rows, rows, "t.a");
         JdbcOutboxStore c = claimer("stamp-0", 60_000);
         List<ClaimedRow> claimed = c.claim(rows).rows();

@@ -103,6 +103,17 @@ class WakeupCycleTest {
     }
 
     @Test
+    void aShortClaimAfterABusyOneArmsEvenWhenBothPassesFallInTheMillisecondOfTheLastArming() throws Exception {
+        cycle.afterClaim(0, false, 5); // armed at 5
+        cycle.beforeClaim(5); // the next pass, still at 5: no writer in progress, FINAL
+        cycle.afterClaim(200, true, 5); // full: busy again, the watch on the arming's writers is dropped
+        cycle.beforeClaim(5);
+        cycle.afterClaim(3, false, 5); // short: rows keep arriving, and no NOTIFY may come for them
+        assertThat(flag.arms).as("armed again although the clock still reads 5").isEqualTo(2);
+        assertThat(cycle.state()).isEqualTo(State.SETTLING);
+    }
+
+    @Test
     void whileWritersFromTheArmingRemainEachEndingAsksForAClaimThenOneFinalClaimLeavesItQuiet() throws Exception {
         flag.inProgress = 2;
         cycle.afterClaim(3, false, 0);

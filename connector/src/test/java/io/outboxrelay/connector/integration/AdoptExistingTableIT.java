@@ -265,6 +265,12 @@ class AdoptExistingTableIT {
         byteaCfg.put("name", "adopt-bytea");
         assertThat(WorkerRest.errorsOn(WorkerRest.validate(byteaCfg), "outbox.column.payload")).singleElement()
             .asString().contains("bytea").contains("jsonb, json, text or varchar");
+
+        // a subject whose text depends on the session's time zone would be split differently by each task
+        bytes.execute("ALTER TABLE outbox ADD COLUMN created timestamptz NOT NULL DEFAULT now()");
+        byteaCfg.put("outbox.column.subject", "created");
+        assertThat(WorkerRest.errorsOn(WorkerRest.validate(byteaCfg), "outbox.column.subject")).singleElement()
+            .asString().contains("timestamp with time zone").contains("depends on the session");
     }
 
     /**
