@@ -51,7 +51,7 @@ final class FakeOutboxStore implements OutboxStore {
     private final long leaseMs;
     private boolean loseNextClaimResult;
     private long takeoverUntil = Long.MIN_VALUE;
-    private Flag flag;
+    private FakeWakeupFlag flag;
 
     FakeOutboxStore(LongSupplier clock, long leaseMs) {
         this.clock = clock;
@@ -236,36 +236,9 @@ final class FakeOutboxStore implements OutboxStore {
         return flag;
     }
 
-    /** The table's wake-up flag, as the trigger and WakeupArming use it; no writer is ever in progress here. */
-    static final class Flag implements WakeupCycle.Flag {
-        int arms;
-        boolean armed;
-
-        @Override
-        public void arm() {
-            arms++;
-            armed = true;
-        }
-
-        @Override
-        public boolean someEnded() {
-            return false;
-        }
-
-        @Override
-        public boolean waiting() {
-            return false;
-        }
-
-        @Override
-        public boolean armed() {
-            return armed;
-        }
-    }
-
     /** Gives the table a wake-up flag (an outbox.sql table); without one it NOTIFYs on every insert. */
-    Flag withWakeupFlag() {
-        flag = new Flag();
+    FakeWakeupFlag withWakeupFlag() {
+        flag = new FakeWakeupFlag();
         return flag;
     }
 }

@@ -186,7 +186,7 @@ class OutboxRelayTaskTest {
 
     @Test
     void withALingerABusyTaskClaimsWhatArrivedAfterItWithoutArmingAndArmsOnceNothingArrives() throws Exception {
-        FakeOutboxStore.Flag flag = store.withWakeupFlag();
+        FakeWakeupFlag flag = store.withWakeupFlag();
         store.insert(1, "a");
         start(Map.of("outbox.listen.enabled", "true", "outbox.linger.ms", "10"));
         assertThat(seqs(task.poll())).containsExactly(1L);

@@ -3,55 +3,18 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.WakeupCycle.State;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The wake-up cycle as pure logic, against a flag whose answers the test gives. */
 class WakeupCycleTest {
-    /** A flag whose writers in progress end when the test says so. */
-    private static class FakeFlag implements WakeupCycle.Flag {
-        int arms;
-        boolean armed;
-        final Deque<Boolean> endings = new ArrayDeque<>();
-        int inProgress;
-        int looks;
-
-        @Override
-        public void arm() {
-            arms++;
-            armed = true;
-        }
-
-        @Override
-        public boolean someEnded() {
-            looks++;
-            boolean ended = !endings.isEmpty() && endings.poll();
-            if (ended) {
-                inProgress--;
-            }
-            return ended;
-        }
-
-        @Override
-        public boolean waiting() {
-            return inProgress > 0;
-        }
-
-        @Override
-        public boolean armed() {
-            return armed;
-        }
-    }
-
-    private FakeFlag flag;
+    private FakeWakeupFlag flag;
     private int claimsAsked;
     private WakeupCycle cycle;
 
     @BeforeEach
     void fresh() {
-        flag = new FakeFlag();
+        flag = new FakeWakeupFlag();
         claimsAsked = 0;
         cycle = new WakeupCycle(flag, () -> claimsAsked++, 0);
     }
@@ -214,7 +177,7 @@ class WakeupCycleTest {
 
     @Test
     void anArmingThatFailsIsTriedAgainAtTheNextShortClaim() throws Exception {
-        WakeupCycle failing = new WakeupCycle(new FakeFlag() {
+        WakeupCycle failing = new WakeupCycle(new FakeWakeupFlag() {
             @Override
             public void arm() {
                 arms++;

@@ -1,0 +1,39 @@
+package io.outboxrelay.connector;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+/** The table's wake-up flag for unit tests: the writers in progress at an arming end when the test says so. */
+class FakeWakeupFlag implements WakeupCycle.Flag {
+    int arms;
+    boolean armed;
+    final Deque<Boolean> endings = new ArrayDeque<>();
+    int inProgress;
+    int looks;
+
+    @Override
+    public void arm() {
+        arms++;
+        armed = true;
+    }
+
+    @Override
+    public boolean someEnded() {
+        looks++;
+        boolean ended = !endings.isEmpty() && endings.poll();
+        if (ended) {
+            inProgress--;
+        }
+        return ended;
+    }
+
+    @Override
+    public boolean waiting() {
+        return inProgress > 0;
+    }
+
+    @Override
+    public boolean armed() {
+        return armed;
+    }
+}
