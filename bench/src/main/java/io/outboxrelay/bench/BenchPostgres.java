@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class BenchPostgres implements AutoCloseable {
     private static final AtomicInteger DATABASES = new AtomicInteger();
 
+    /** zonky waits 10 s by default; initdb plus the first start can take longer on a loaded CI machine. */
+    private static final Duration STARTUP_WAIT = Duration.ofSeconds(90);
+
     private final EmbeddedPostgres postgres;
     private final Path dataDir;
     private final Path home;
@@ -39,6 +43,8 @@ final class BenchPostgres implements AutoCloseable {
 
     static BenchPostgres start(Path home, Path workDir) throws IOException {
         Path dataDir = workDir.resolve("pgdata");
+        Path socketDir = Files.createTempDirectory("outbox-relay-bench-pg");
+        socketDir.toFile().deleteOnExit();
         EmbeddedPostgres pg = EmbeddedPostgres.builder()
             .setDataDirectory(dataDir)
             .setCleanDataDirectory(true)
@@ -48,6 +54,8 @@ final class BenchPostgres implements AutoCloseable {
             .setServerConfig("synchronous_commit", "on")
             .setServerConfig("full_page_writes", "on")
             .setServerConfig("max_connections", "200")
+            // not /tmp: a lock file a server of another user left there for this port would stop this one
+            .setServerConfig("unix_socket_directories", socketDir.toString())
             .setServerConfig("shared_buffers", "1GB")
             .setServerConfig("max_wal_size", "4GB")
             .setServerConfig("wal_level", "logical")
@@ -56,6 +64,7 @@ final class BenchPostgres implements AutoCloseable {
             .setServerConfig("shared_preload_libraries", "pg_stat_statements")
             .setServerConfig("pg_stat_statements.max", "1000")
             .setServerConfig("pg_stat_statements.track", "all")
+            .setPGStartupWait(STARTUP_WAIT)
             .start();
         BenchPostgres bench = new BenchPostgres(pg, dataDir, home);
         Map<String, String> durability = bench.durability();

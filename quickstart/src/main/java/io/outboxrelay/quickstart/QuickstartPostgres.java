@@ -3,12 +3,14 @@ package io.outboxrelay.quickstart;
 import io.outboxrelay.common.PsqlScript;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,19 +27,32 @@ final class QuickstartPostgres implements AutoCloseable {
     static final String RELAY_ROLE = "relay";
     static final String RELAY_PASSWORD = "relay-quickstart";
 
-    private final EmbeddedPostgres postgres;
+    /** zonky waits 10 s by default; initdb plus the first start can take longer on a loaded CI machine. */
+    private static final Duration STARTUP_WAIT = Duration.ofSeconds(90);
 
-    private QuickstartPostgres(EmbeddedPostgres postgres) {
+    private final EmbeddedPostgres postgres;
+    private final Path socketDir;
+
+    private QuickstartPostgres(EmbeddedPostgres postgres, Path socketDir) {
         this.postgres = postgres;
+        this.socketDir = socketDir;
     }
 
     static QuickstartPostgres start() throws IOException {
+        return start(Ports.preferred(PREFERRED_PORT));
+    }
+
+    static QuickstartPostgres start(int port) throws IOException {
+        Path socketDir = Files.createTempDirectory("outbox-relay-quickstart-pg");
         EmbeddedPostgres pg = EmbeddedPostgres.builder()
-            .setPort(Ports.preferred(PREFERRED_PORT))
+            .setPort(port)
             .setRegisterShutdownHook(false) // Quickstart stops it last, after Connect
             .setServerConfig("max_connections", "100")
+            // not /tmp: a lock file a server of another user left there for this port would stop this one
+            .setServerConfig("unix_socket_directories", socketDir.toString())
+            .setPGStartupWait(STARTUP_WAIT)
             .start();
-        return new QuickstartPostgres(pg);
+        return new QuickstartPostgres(pg, socketDir);
     }
 
     int port() {
@@ -118,5 +133,6 @@ final class QuickstartPostgres implements AutoCloseable {
     @Override
     public void close() throws IOException {
         postgres.close();
+        Files.deleteIfExists(socketDir);
     }
 }

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -14,11 +15,16 @@ import java.util.function.Consumer;
  * Close it in {@code @AfterAll}.
  */
 public final class ExtraPostgres implements PostgresServer {
+    /** zonky waits 10 s by default; initdb plus the first start can take longer on a loaded CI machine. */
+    private static final Duration STARTUP_WAIT = Duration.ofSeconds(90);
+
     private final EmbeddedPostgres postgres;
+    private final Path socketDir;
     private boolean closed;
 
-    private ExtraPostgres(EmbeddedPostgres postgres) {
+    private ExtraPostgres(EmbeddedPostgres postgres, Path socketDir) {
         this.postgres = postgres;
+        this.socketDir = socketDir;
     }
 
     /** A server with the tests' defaults: {@code fsync} off, 50 connections. */
@@ -47,12 +53,16 @@ public final class ExtraPostgres implements PostgresServer {
 
     /** A server with the tests' defaults ({@code fsync} off, 50 connections) and what {@code customizer} sets. */
     public static ExtraPostgres start(Consumer<EmbeddedPostgres.Builder> customizer) {
+        Path socketDir = tempDir("outbox-relay-test-pg");
         EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
             .setServerConfig("fsync", "off")
-            .setServerConfig("max_connections", "50");
+            // not /tmp: a lock file a server of another user left there for this port would stop this one
+            .setServerConfig("unix_socket_directories", socketDir.toString())
+            .setServerConfig("max_connections", "50")
+            .setPGStartupWait(STARTUP_WAIT);
         customizer.accept(builder);
         try {
-            return new ExtraPostgres(builder.start());
+            return new ExtraPostgres(builder.start(), socketDir);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -86,6 +96,7 @@ public final class ExtraPostgres implements PostgresServer {
         closed = true;
         try {
             postgres.close();
+            Files.deleteIfExists(socketDir);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
