@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.common.NamedSql;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
@@ -17,12 +15,7 @@ class OutboxColumnsTest {
         new OutboxColumns("id", "type", "aggregateid", "payload", "", "occurred_at");
 
     private static OutboxSourceConnectorConfig config(String... kv) {
-        Map<String, String> props = new HashMap<>(Map.of("connection.url", "jdbc:postgresql://localhost/app",
-            "subscriptions", "hooks"));
-        for (int i = 0; i < kv.length; i += 2) {
-            props.put(kv[i], kv[i + 1]);
-        }
-        return new OutboxSourceConnectorConfig(props);
+        return TestConfigs.minimal(kv);
     }
 
     private static String claim(OutboxColumns columns) {

@@ -3,20 +3,13 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.HashMap;
-import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
 /** value.format, headers.format and cloudevents.source: defaults, and the settings that are refused. */
 class RecordShapeConfigTest {
     private static OutboxSourceConnectorConfig config(String... kv) {
-        Map<String, String> props = new HashMap<>(Map.of("connection.url", "jdbc:postgresql://localhost/app",
-            "subscriptions", "hooks"));
-        for (int i = 0; i < kv.length; i += 2) {
-            props.put(kv[i], kv[i + 1]);
-        }
-        return new OutboxSourceConnectorConfig(props);
+        return TestConfigs.minimal(kv);
     }
 
     @Test
