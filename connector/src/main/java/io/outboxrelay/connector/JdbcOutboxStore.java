@@ -274,7 +274,7 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
-    public WakeupCycle.Flag wakeupFlag() throws SQLException {
-        return WakeupArming.available(dataSource, table) ? new WakeupArming(dataSource, table) : null;
+    public WakeupCycle.Flag wakeupFlag(String notifyChannel) throws SQLException {
+        return WakeupArming.available(dataSource, table) ? new WakeupArming(dataSource, table, notifyChannel) : null;
     }
 }

@@ -178,7 +178,7 @@ public class OutboxRelayTask extends SourceTask {
         if (conflict != null) {
             throw new ConnectException(conflict);
         }
-        WakeupCycle.Flag flag = config.connector().listenEnabled() ? store.wakeupFlag() : null;
+        WakeupCycle.Flag flag = config.connector().listenEnabled() ? store.wakeupFlag(config.connector().notifyChannel()) : null;
         if (flag != null) {
             wakeup = new WakeupCycle(flag, schedule::request, config.connector().lingerMs());
         }

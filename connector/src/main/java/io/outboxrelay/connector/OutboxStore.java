@@ -47,8 +47,12 @@ interface OutboxStore {
     /** Why this connector must not relay the table (another running connector serves other subscriptions), or null. */
     String tableShareConflict() throws SQLException;
 
-    /** The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert). */
-    WakeupCycle.Flag wakeupFlag() throws SQLException;
+    /**
+     * The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert).
+     *
+     * @param notifyChannel the channel the table's trigger notifies, for the NOTIFY a task sends itself
+     */
+    WakeupCycle.Flag wakeupFlag(String notifyChannel) throws SQLException;
 
     /**
      * What a claim leased, in seq order, and how many rows it found in line: as many as it asked for when

@@ -27,11 +27,14 @@ import org.apache.kafka.connect.errors.ConnectException;
 final class WakeupArming implements WakeupCycle.Flag {
     private final DataSource dataSource;
     private final String sequence;
+    private final String channel;
     private List<String> inProgress = List.of();
 
-    WakeupArming(DataSource dataSource, String table) {
+    /** @param channel the channel the table's trigger notifies ({@code outbox.notify.channel}) */
+    WakeupArming(DataSource dataSource, String table, String channel) {
         this.dataSource = dataSource;
         this.sequence = sequenceOf(table);
+        this.channel = channel;
     }
 
     /** The quoted name of the flag sequence of {@code table}. */
@@ -82,14 +85,21 @@ final class WakeupArming implements WakeupCycle.Flag {
 
     /**
      * Sets the flag, then notes the transactions in progress once it is set (a statement of its own, so
-     * its snapshot is taken after the flag is visible to every writer).
+     * its snapshot is taken after the flag is visible to every writer). The NOTIFY, when asked for, is sent
+     * by an autocommit statement after the flag is set: a task it reaches arms and claims after that.
      */
     @Override
-    public void arm() throws SQLException {
+    public void arm(boolean wakeEveryTask) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, 1, true)")) {
                 ps.setString(1, sequence);
                 ps.executeQuery().close();
+            }
+            if (wakeEveryTask) {
+                try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, '')")) {
+                    ps.setString(1, channel);
+                    ps.executeQuery().close();
+                }
             }
             List<String> xids = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(

@@ -15,7 +15,9 @@ import java.sql.SQLException;
  * whatever it finds to claim (the rows of those writers may be in its share of subjects, not in the
  * share of the task that claimed the notifying row). Unless busy, a task also looks every
  * {@link ClaimSchedule#MAX_IDLE_WAIT_MS} whether the flag was cleared without a NOTIFY reaching it (the
- * clearing writer rolled back, or LISTEN was reconnecting), and then arms it again.
+ * clearing writer rolled back, or LISTEN was reconnecting), and then arms it again and sends the NOTIFY
+ * the writer did not: writers after the clearing one skipped theirs, their rows may be in another task's
+ * share, and the other tasks, seeing the flag armed again at their own look, would not claim.
  *
  * <p>With a linger ({@code outbox.linger.ms}), a claim that finds rows but fewer than it asked for does
  * not arm: the task claims again when the linger has passed, and only a claim that finds nothing arms the
@@ -25,7 +27,11 @@ import java.sql.SQLException;
 final class WakeupCycle {
     /** The flag as the cycle uses it. */
     interface Flag {
-        void arm() throws SQLException;
+        /**
+         * Sets the flag and notes the writers in progress; with {@code wakeEveryTask} also sends a NOTIFY, so
+         * that every task of the table arms again and claims as if a writer had sent one.
+         */
+        void arm(boolean wakeEveryTask) throws SQLException;
 
         boolean someEnded() throws SQLException;
 
@@ -81,14 +87,14 @@ final class WakeupCycle {
         if (notified) {
             notified = false;
             if (lingerUntil == Long.MIN_VALUE) {
-                arm(now);
+                arm(now, false);
                 return;
             }
         }
         if (state != State.BUSY && now >= nextArmCheckAt) {
             nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
             if (!flag.armed()) {
-                arm(now);
+                arm(now, true);
                 return;
             }
         }
@@ -119,7 +125,7 @@ final class WakeupCycle {
             state = State.BUSY; // rows keep arriving: claim again in a moment, the flag stays unarmed
             lingerUntil = now + lingerMs;
         } else if ((rows > 0 || state == State.BUSY) && armedInPass != passes) {
-            arm(now);
+            arm(now, false);
         } else if (state == State.FINAL) {
             state = State.QUIET;
         }
@@ -133,10 +139,10 @@ final class WakeupCycle {
         return state == State.SETTLING ? Math.max(1, Math.min(idleWaitMs, nextSettleCheckAt - now)) : idleWaitMs;
     }
 
-    private void arm(long now) throws SQLException {
+    private void arm(long now, boolean wakeEveryTask) throws SQLException {
         lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
-        flag.arm();
+        flag.arm(wakeEveryTask);
         armedInPass = passes;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;

@@ -232,7 +232,7 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     @Override
-    public WakeupCycle.Flag wakeupFlag() {
+    public WakeupCycle.Flag wakeupFlag(String notifyChannel) {
         return flag;
     }
 

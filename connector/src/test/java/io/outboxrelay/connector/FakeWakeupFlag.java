@@ -6,14 +6,19 @@ import java.util.Deque;
 /** The table's wake-up flag for unit tests: the writers in progress at an arming end when the test says so. */
 class FakeWakeupFlag implements WakeupCycle.Flag {
     int arms;
+    /** Armings that also sent a NOTIFY to every task. */
+    int wakes;
     boolean armed;
     final Deque<Boolean> endings = new ArrayDeque<>();
     int inProgress;
     int looks;
 
     @Override
-    public void arm() {
+    public void arm(boolean wakeEveryTask) {
         arms++;
+        if (wakeEveryTask) {
+            wakes++;
+        }
         armed = true;
     }
 

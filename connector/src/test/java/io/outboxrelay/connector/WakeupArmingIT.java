@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -93,7 +94,7 @@ class WakeupArmingIT {
             db.insertEvent("t.a", "quiet", "{}");
             assertThat(notifications(listener)).as("nobody waits: no NOTIFY, no lock").isZero();
 
-            new WakeupArming(pool, "events").arm();
+            new WakeupArming(pool, "events", "outbox_events").arm(false);
             assertThat(flag()).isEqualTo(1);
             db.insertEvent("t.a", "wakes", "{}");
             assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
@@ -110,7 +111,7 @@ class WakeupArmingIT {
             try (Statement s = writer.createStatement()) {
                 s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
                 s.execute("SELECT count(*) FROM events"); // the snapshot is taken here, before the arming
-                new WakeupArming(pool, "events").arm();
+                new WakeupArming(pool, "events", "outbox_events").arm(false);
                 s.execute("INSERT INTO events(type, subject) VALUES ('t.a', 'rr')");
             }
             writer.commit();
@@ -129,8 +130,8 @@ class WakeupArmingIT {
     @Test
     void aWriterThatReadTheFlagUnarmedIsClaimedWhenItCommitsWithoutANotify() throws Exception {
         try (Connection listener = listener(); Connection racing = openWriter("raced")) {
-            WakeupArming arming = new WakeupArming(pool, "events");
-            arming.arm();
+            WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
+            arming.arm(false);
             // negative control: the naive "arm, then claim once" sees nothing, and sleeps
             assertThat(claim()).isEmpty();
             assertThat(arming.waiting()).as("the racing writer was in progress at the arming").isTrue();
@@ -141,6 +142,41 @@ class WakeupArmingIT {
             assertThat(arming.someEnded()).as("its end is seen without any timing").isTrue();
             assertThat(claim()).extracting(ClaimedRow::subject).containsExactly("raced");
             assertThat(arming.waiting()).isFalse();
+        }
+    }
+
+    /** The payloads of the notifications that reached {@code listener}, once {@code expected} have. */
+    private static List<String> awaitPayloads(Connection listener, int expected) {
+        List<String> seen = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(5)).until(() -> {
+            try (Statement s = listener.createStatement()) {
+                s.execute("SELECT 1");
+            }
+            PGNotification[] n = listener.unwrap(PGConnection.class).getNotifications();
+            for (int i = 0; n != null && i < n.length; i++) {
+                seen.add(n[i].getParameter());
+            }
+            return seen.size() >= expected;
+        });
+        return seen;
+    }
+
+    /**
+     * A task whose look finds the flag cleared without a NOTIFY (the writer rolled back) wakes every task of
+     * the table: writers after the clearing one skipped their NOTIFY, and their rows may be in another
+     * task's share. An ordinary arming sends nothing: the marker NOTIFY is the first to arrive.
+     */
+    @Test
+    void anArmingThatWakesEveryTaskSendsOneNotifyAndAnOrdinaryArmingNone() throws Exception {
+        try (Connection listener = listener()) {
+            WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
+            arming.arm(false);
+            db.execute("NOTIFY outbox_events, 'marker'");
+            assertThat(awaitPayloads(listener, 1)).containsExactly("marker");
+
+            arming.arm(true);
+            assertThat(awaitPayloads(listener, 1)).containsExactly("");
+            assertThat(flag()).as("set before the NOTIFY went out").isEqualTo(1);
         }
     }
 

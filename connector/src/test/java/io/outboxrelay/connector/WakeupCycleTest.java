@@ -3,6 +3,8 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.WakeupCycle.State;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -136,6 +138,7 @@ class WakeupCycleTest {
         cycle.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
         assertThat(flag.arms).isEqualTo(2);
         assertThat(cycle.state()).isEqualTo(State.SETTLING);
+        assertThat(flag.wakes).as("and it sends the NOTIFY the writer did not").isEqualTo(1);
     }
 
     /**
@@ -175,11 +178,78 @@ class WakeupCycleTest {
         assertThat(flag.arms).isEqualTo(2);
     }
 
+    /**
+     * Tasks that share one table's flag, quiet and armed. A writer clears the flag and rolls back (no
+     * NOTIFY); the next writer reads it cleared and commits without one, its row in another task's share.
+     * The first task to look finds the flag cleared: it arms and wakes every task, so the others claim too.
+     * A task the wake does not reach (the control: as before this fix) finds the flag armed again at its
+     * own look and claims nothing, and the row would wait for the sweep.
+     */
+    @Test
+    void aTaskThatFindsTheFlagClearedWithoutANotifyWakesEveryTaskOfTheTable() throws Exception {
+        boolean[] shared = {false};
+        int[] wakes = {0};
+        int[] claims = new int[3];
+        List<WakeupCycle> reached = new ArrayList<>();
+        List<WakeupCycle> tasks = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int task = i;
+            WakeupCycle.Flag view = new WakeupCycle.Flag() {
+                @Override
+                public void arm(boolean wakeEveryTask) {
+                    shared[0] = true;
+                    if (wakeEveryTask) {
+                        wakes[0]++;
+                        reached.forEach(WakeupCycle::notified);
+                    }
+                }
+
+                @Override
+                public boolean someEnded() {
+                    return false;
+                }
+
+                @Override
+                public boolean waiting() {
+                    return false;
+                }
+
+                @Override
+                public boolean armed() {
+                    return shared[0];
+                }
+            };
+            tasks.add(new WakeupCycle(view, () -> claims[task]++, 0));
+        }
+        reached.addAll(tasks.subList(0, 2)); // task 2 is the control: no NOTIFY reaches it
+        for (WakeupCycle t : tasks) { // each runs out of rows, arms, settles, and goes quiet
+            t.afterClaim(0, false, 0);
+            t.beforeClaim(0);
+            t.afterClaim(0, false, 0);
+            assertThat(t.state()).isEqualTo(State.QUIET);
+        }
+        assertThat(wakes[0]).as("running out of rows wakes nobody").isZero();
+        int[] before = claims.clone();
+
+        shared[0] = false; // cleared by a writer that rolled back; the next writer sent no NOTIFY either
+        tasks.get(0).beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(wakes[0]).isEqualTo(1);
+        assertThat(claims[0]).isEqualTo(before[0] + 1);
+
+        tasks.get(1).beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS + 10);
+        tasks.get(2).beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS + 10);
+        assertThat(claims[1]).as("woken: arms and claims its share").isEqualTo(before[1] + 1);
+        assertThat(tasks.get(1).state()).isEqualTo(State.SETTLING);
+        assertThat(claims[2]).as("control: its look finds the flag armed again").isEqualTo(before[2]);
+        assertThat(tasks.get(2).state()).isEqualTo(State.QUIET);
+        assertThat(wakes[0]).as("an arming on a NOTIFY wakes nobody else").isEqualTo(1);
+    }
+
     @Test
     void anArmingThatFailsIsTriedAgainAtTheNextShortClaim() throws Exception {
         WakeupCycle failing = new WakeupCycle(new FakeWakeupFlag() {
             @Override
-            public void arm() {
+            public void arm(boolean wakeEveryTask) {
                 arms++;
                 if (arms == 1) {
                     throw new IllegalStateException("test: the arming's snapshot failed");

@@ -9,7 +9,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -66,5 +68,42 @@ class WakeupRaceIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "raced"));
         assertThat(TestConnect.consume(2, Duration.ofSeconds(30), "wakeup-race-orders"))
             .extracting(TestConnect.Received::key).containsExactly("first", "raced");
+    }
+
+    /**
+     * Two tasks, both waiting with the flag armed. A writer clears the flag and rolls back, so no NOTIFY
+     * comes; a second writer then reads the flag cleared and commits rows in both tasks' shares without a
+     * NOTIFY. The task that first finds the flag cleared arms it and wakes every task, so both shares are
+     * relayed; the sweep (ten minutes) is not what delivers them.
+     */
+    @Test
+    void rowsCommittedAfterAWriterClearedTheFlagAndRolledBackReachEveryTasksShare() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("wakeup_rollback");
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 2);
+        cfg.put("subscription.orders.topic", "wakeup-rollback-orders");
+        cfg.put("outbox.sweep.interval.ms", "600000");
+        TestConnect.cluster().configureConnector(CONNECTOR, cfg);
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+
+        try (Connection rolledBack = openWriter(db, "rolled-back")) {
+            assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("cleared, NOTIFY only at commit").isZero();
+            rolledBack.rollback();
+        }
+        List<String> subjects = IntStream.range(0, 8).mapToObj(i -> "after-" + i).toList();
+        try (Connection writer = db.connect()) {
+            writer.setAutoCommit(false);
+            try (Statement s = writer.createStatement()) {
+                for (String subject : subjects) {
+                    s.execute("INSERT INTO events(type, subject) VALUES ('order.created', '" + subject + "')");
+                }
+            }
+            writer.commit(); // the flag read 0: no NOTIFY
+        }
+        assertThat(db.queryLong("SELECT count(DISTINCT mod(hashtext(subject)::bigint + 2147483648, 2)) FROM events"
+            + " WHERE subject LIKE 'after-%'")).as("the rows fall in both tasks' shares (the claim's hash)").isEqualTo(2);
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == subjects.size());
+        assertThat(TestConnect.consume(subjects.size(), Duration.ofSeconds(30), "wakeup-rollback-orders"))
+            .extracting(TestConnect.Received::key).containsExactlyInAnyOrderElementsOf(subjects);
     }
 }
