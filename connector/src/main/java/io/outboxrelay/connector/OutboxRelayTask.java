@@ -49,7 +49,7 @@ public class OutboxRelayTask extends SourceTask {
     private long backoffUntil;
 
     public OutboxRelayTask() {
-        this(Clock.systemUTC(), RelayBackend::postgres);
+        this(new MonotonicClock(), RelayBackend::postgres);
     }
 
     OutboxRelayTask(Clock clock, RelayBackend.Factory backends) {
