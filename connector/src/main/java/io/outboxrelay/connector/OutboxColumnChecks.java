@@ -20,7 +20,7 @@ final class OutboxColumnChecks {
     private static final Set<String> TEXT_TYPES = Set.of("jsonb", "json", "text", "character varying", "character");
     /** Types whose text does not depend on session settings (time zone, date style, float digits). */
     private static final Set<String> STABLE_TEXT_TYPES = Set.of("text", "character varying", "character", "uuid",
-        "smallint", "integer", "bigint", "numeric");
+        "smallint", "integer", "bigint", "numeric", "boolean", "name", "citext");
 
     private final OutboxSourceConnectorConfig config;
 
@@ -28,20 +28,23 @@ final class OutboxColumnChecks {
         this.config = config;
     }
 
-    /** A column of the table: its type (a domain's base type, without modifiers) and whether it may be NULL. */
-    private record Column(String type, boolean notNull) {
+    /**
+     * A column of the table: its type (a domain's base type, without modifiers), whether that type is an
+     * enum, and whether it may be NULL.
+     */
+    private record Column(String type, boolean enumType, boolean notNull) {
     }
 
     private static Map<String, Column> columns(Connection c, String quoted) throws SQLException {
         Map<String, Column> columns = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT a.attname, format_type(CASE WHEN t.typtype = 'd'"
-            + " THEN t.typbasetype ELSE a.atttypid END, NULL), a.attnotnull FROM pg_attribute a"
-            + " JOIN pg_type t ON t.oid = a.atttypid"
+        try (PreparedStatement ps = c.prepareStatement("SELECT a.attname, format_type(b.oid, NULL), a.attnotnull,"
+            + " b.typtype = 'e' FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
+            + " JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END"
             + " WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum")) {
             ps.setString(1, quoted);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    columns.put(rs.getString(1), new Column(rs.getString(2), rs.getBoolean(3)));
+                    columns.put(rs.getString(1), new Column(rs.getString(2), rs.getBoolean(4), rs.getBoolean(3)));
                 }
             }
         }
@@ -157,11 +160,11 @@ final class OutboxColumnChecks {
                 }
             }
             case "subject" -> {
-                if (!STABLE_TEXT_TYPES.contains(type)) {
+                if (!STABLE_TEXT_TYPES.contains(type) && !found.enumType()) {
                     return "column " + column + " is " + type + ", whose text depends on the session's settings (time"
                         + " zone, date style): tasks on workers set differently would split subjects differently"
-                        + " and skip rows. Map outbox.column.subject to a column of type text, varchar, uuid or an"
-                        + " integer type";
+                        + " and skip rows. Map outbox.column.subject to a column of type text, varchar, char, citext,"
+                        + " uuid, an integer or numeric type, boolean, name or an enum";
                 }
             }
             default -> {
