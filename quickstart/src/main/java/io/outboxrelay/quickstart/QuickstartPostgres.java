@@ -44,6 +44,7 @@ final class QuickstartPostgres implements AutoCloseable {
 
     static QuickstartPostgres start(int port) throws IOException {
         Path socketDir = Files.createTempDirectory("outbox-relay-quickstart-pg");
+        socketDir.toFile().deleteOnExit(); // if the server does not start; close() deletes it otherwise
         EmbeddedPostgres pg = EmbeddedPostgres.builder()
             .setPort(port)
             .setRegisterShutdownHook(false) // Quickstart stops it last, after Connect

@@ -54,6 +54,7 @@ public final class ExtraPostgres implements PostgresServer {
     /** A server with the tests' defaults ({@code fsync} off, 50 connections) and what {@code customizer} sets. */
     public static ExtraPostgres start(Consumer<EmbeddedPostgres.Builder> customizer) {
         Path socketDir = tempDir("outbox-relay-test-pg");
+        socketDir.toFile().deleteOnExit(); // servers left to zonky's shutdown hook are stopped before this runs
         EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
             .setServerConfig("fsync", "off")
             // not /tmp: a lock file a server of another user left there for this port would stop this one
