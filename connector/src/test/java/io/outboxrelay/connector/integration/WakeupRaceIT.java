@@ -41,15 +41,23 @@ class WakeupRaceIT {
         return db.queryLong("SELECT count(*) FROM events WHERE subject = ? AND fanned_out_at IS NOT NULL", subject) == 1;
     }
 
-    @Test
-    void aWriteThatRacesTheRelayGoingToSleepIsRelayedWhenItCommits() throws Exception {
-        TestDatabase db = TestPostgres.get().createDatabase("wakeup_race");
-        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-        cfg.put("subscription.orders.topic", "wakeup-race-orders");
+    /**
+     * A new database and the connector on it with {@code tasks} tasks and a ten-minute sweep, once the relay
+     * found nothing to claim and armed the flag: it waits for a NOTIFY.
+     */
+    private static TestDatabase armedRelay(String database, String topic, int tasks) {
+        TestDatabase db = TestPostgres.get().createDatabase(database);
+        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", tasks);
+        cfg.put("subscription.orders.topic", topic);
         cfg.put("outbox.sweep.interval.ms", "600000");
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
-        // the relay found nothing to claim and armed the flag: it waits for a NOTIFY
         await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+        return db;
+    }
+
+    @Test
+    void aWriteThatRacesTheRelayGoingToSleepIsRelayedWhenItCommits() throws Exception {
+        TestDatabase db = armedRelay("wakeup_race", "wakeup-race-orders", 1);
 
         try (Connection first = openWriter(db, "first")) {
             assertThat(db.queryLong("SELECT last_value FROM events_wakeup"))
@@ -78,12 +86,7 @@ class WakeupRaceIT {
      */
     @Test
     void rowsCommittedAfterAWriterClearedTheFlagAndRolledBackReachEveryTasksShare() throws Exception {
-        TestDatabase db = TestPostgres.get().createDatabase("wakeup_rollback");
-        Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 2);
-        cfg.put("subscription.orders.topic", "wakeup-rollback-orders");
-        cfg.put("outbox.sweep.interval.ms", "600000");
-        TestConnect.cluster().configureConnector(CONNECTOR, cfg);
-        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+        TestDatabase db = armedRelay("wakeup_rollback", "wakeup-rollback-orders", 2);
 
         try (Connection rolledBack = openWriter(db, "rolled-back")) {
             assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("cleared, NOTIFY only at commit").isZero();
