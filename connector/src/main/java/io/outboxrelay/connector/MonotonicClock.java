@@ -7,29 +7,40 @@ import java.time.ZoneOffset;
 import java.util.function.LongSupplier;
 
 /**
- * The task's clock for its timers (lease extension, linger, back-off, the sweep): milliseconds from
- * {@link System#nanoTime}, which only move forward. The wall clock can be stepped back (NTP, a VM
- * resumed); every deadline the task set would then lie that much further away, and leases it holds
- * would lapse unextended. Starts at the wall clock's reading, so that values still look like times.
+ * The task's clock for its timers (lease extension, linger, back-off, the sweep): it never goes back, and
+ * between two readings it moves by whichever moved more, {@link System#nanoTime} or the wall clock. A
+ * wall clock stepped back (NTP) would push every deadline the task set that much further away, and the
+ * leases it holds would lapse unextended; nanoTime alone stands still while the host is suspended, when
+ * the database's clock, which the leases run on, does not. Starts at the wall clock's reading.
  */
 final class MonotonicClock extends Clock {
     private final LongSupplier nanos;
-    private final long originNanos;
+    private final LongSupplier wallMillis;
+    private long lastNanos;
+    private long lastWallMillis;
+    private long elapsedNanos;
     private final long originMillis;
 
     MonotonicClock() {
-        this(System::nanoTime, System.currentTimeMillis());
+        this(System::nanoTime, System::currentTimeMillis);
     }
 
-    MonotonicClock(LongSupplier nanos, long originMillis) {
+    MonotonicClock(LongSupplier nanos, LongSupplier wallMillis) {
         this.nanos = nanos;
-        this.originNanos = nanos.getAsLong();
-        this.originMillis = originMillis;
+        this.wallMillis = wallMillis;
+        this.lastNanos = nanos.getAsLong();
+        this.lastWallMillis = wallMillis.getAsLong();
+        this.originMillis = lastWallMillis;
     }
 
     @Override
-    public long millis() {
-        return originMillis + (nanos.getAsLong() - originNanos) / 1_000_000L;
+    public synchronized long millis() {
+        long n = nanos.getAsLong();
+        long w = wallMillis.getAsLong();
+        elapsedNanos += Math.max(0, Math.max(n - lastNanos, (w - lastWallMillis) * 1_000_000L));
+        lastNanos = n;
+        lastWallMillis = w;
+        return originMillis + elapsedNanos / 1_000_000L;
     }
 
     @Override
