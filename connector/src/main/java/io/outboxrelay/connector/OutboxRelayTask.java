@@ -107,8 +107,15 @@ public class OutboxRelayTask extends SourceTask {
         wake.signal();
     }
 
-    /** LISTEN thread: LISTEN is (again) in place; rows committed before it may have notified no one. */
+    /**
+     * LISTEN thread: LISTEN is (again) in place. A NOTIFY sent meanwhile reached the other tasks, which
+     * armed the flag again, so writers after it may have sent none: arm and settle as on a NOTIFY.
+     */
     private void listening() {
+        WakeupCycle cycle = wakeup;
+        if (cycle != null) {
+            cycle.notified();
+        }
         schedule.request();
         wake.signal();
     }

@@ -60,6 +60,8 @@ final class WakeupCycle {
      */
     private long passes;
     private long armedInPass = -1;
+    /** A look found the flag cleared without a NOTIFY: the next arming that succeeds sends one. */
+    private boolean wakeEveryTask;
 
     /** @param lingerMs how long a busy task waits before its next claim instead of arming (0: it arms) */
     WakeupCycle(Flag flag, Runnable requestClaim, long lingerMs) {
@@ -87,14 +89,15 @@ final class WakeupCycle {
         if (notified) {
             notified = false;
             if (lingerUntil == Long.MIN_VALUE) {
-                arm(now, false);
+                arm(now);
                 return;
             }
         }
         if (state != State.BUSY && now >= nextArmCheckAt) {
             nextArmCheckAt = now + ClaimSchedule.MAX_IDLE_WAIT_MS;
             if (!flag.armed()) {
-                arm(now, true);
+                wakeEveryTask = true;
+                arm(now);
                 return;
             }
         }
@@ -125,7 +128,7 @@ final class WakeupCycle {
             state = State.BUSY; // rows keep arriving: claim again in a moment, the flag stays unarmed
             lingerUntil = now + lingerMs;
         } else if ((rows > 0 || state == State.BUSY) && armedInPass != passes) {
-            arm(now, false);
+            arm(now);
         } else if (state == State.FINAL) {
             state = State.QUIET;
         }
@@ -139,10 +142,11 @@ final class WakeupCycle {
         return state == State.SETTLING ? Math.max(1, Math.min(idleWaitMs, nextSettleCheckAt - now)) : idleWaitMs;
     }
 
-    private void arm(long now, boolean wakeEveryTask) throws SQLException {
+    private void arm(long now) throws SQLException {
         lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
         flag.arm(wakeEveryTask);
+        wakeEveryTask = false;
         armedInPass = passes;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;

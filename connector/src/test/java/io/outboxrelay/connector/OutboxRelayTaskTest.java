@@ -29,6 +29,8 @@ class OutboxRelayTaskTest {
     private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(1_000_000));
     private FakeOutboxStore store;
     private OutboxRelayTask task;
+    /** What the task's LISTEN thread calls when LISTEN is (again) in place. */
+    private Runnable listening;
 
     @BeforeEach
     void newStore() {
@@ -50,6 +52,7 @@ class OutboxRelayTaskTest {
         props.putAll(overrides);
         task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> {
             // a LISTEN thread may report at once, before start() has finished
+            listening = onListening;
             onListening.run();
             onNotify.run();
             return RelayBackend.of(store, () -> { });
@@ -203,6 +206,24 @@ class OutboxRelayTaskTest {
         clock.advance(10);
         assertThat(task.poll()).isNull();
         assertThat(flag.arms).as("the trickle stopped: armed for a NOTIFY").isEqualTo(armsAfterFirstClaim + 1);
+    }
+
+    /**
+     * A NOTIFY sent while this task's LISTEN was reconnecting reached the other tasks, which armed the flag
+     * again, so writers after it may have sent none for rows in this task's share: back in place, the task
+     * arms and settles as on a NOTIFY, not only claims once.
+     */
+    @Test
+    void aListenSessionBackInPlaceArmsTheFlagAgainAsANotifyWould() throws Exception {
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        start(Map.of("outbox.listen.enabled", "true"));
+        assertThat(task.poll()).isNull(); // nothing to claim: armed
+        assertThat(task.poll()).isNull(); // no writer in progress: the final claim, then quiet
+        int arms = flag.arms;
+
+        listening.run();
+        assertThat(task.poll()).isNull();
+        assertThat(flag.arms).isEqualTo(arms + 1);
     }
 
     @Test

@@ -176,7 +176,7 @@ class WakeupArmingIT {
 
             arming.arm(true);
             assertThat(awaitPayloads(listener, 1)).containsExactly("");
-            assertThat(flag()).as("set before the NOTIFY went out").isEqualTo(1);
+            assertThat(flag()).as("and the flag is set").isEqualTo(1);
         }
     }
 

@@ -245,6 +245,38 @@ class WakeupCycleTest {
         assertThat(wakes[0]).as("an arming on a NOTIFY wakes nobody else").isEqualTo(1);
     }
 
+    /** An arming that was to wake every task and failed still sends the NOTIFY when the next one succeeds. */
+    @Test
+    void aWakeForEveryTaskThatFailsIsSentByTheNextArming() throws Exception {
+        FakeWakeupFlag failing = new FakeWakeupFlag() {
+            @Override
+            public void arm(boolean wakeEveryTask) {
+                if (wakeEveryTask && wakes == 0 && arms == 1) {
+                    arms++;
+                    throw new IllegalStateException("test: the NOTIFY failed");
+                }
+                super.arm(wakeEveryTask);
+            }
+        };
+        WakeupCycle task = new WakeupCycle(failing, () -> { }, 0);
+        task.afterClaim(0, false, 0);
+        task.beforeClaim(0);
+        task.afterClaim(0, false, 0);
+        assertThat(task.state()).isEqualTo(State.QUIET);
+        failing.armed = false; // cleared by a writer that rolled back
+        try {
+            task.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        } catch (IllegalStateException expected) {
+            // the pass fails and backs off
+        }
+        assertThat(failing.wakes).isZero();
+        task.afterClaim(0, false, ClaimSchedule.MAX_IDLE_WAIT_MS + 5); // busy after the failure: the next claim arms
+        assertThat(failing.wakes).as("the NOTIFY the failed arming owed").isEqualTo(1);
+        task.notified();
+        task.beforeClaim(ClaimSchedule.MAX_IDLE_WAIT_MS + 6);
+        assertThat(failing.wakes).as("owed once").isEqualTo(1);
+    }
+
     @Test
     void anArmingThatFailsIsTriedAgainAtTheNextShortClaim() throws Exception {
         WakeupCycle failing = new WakeupCycle(new FakeWakeupFlag() {
