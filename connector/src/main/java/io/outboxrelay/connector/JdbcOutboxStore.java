@@ -32,6 +32,7 @@ final class JdbcOutboxStore implements OutboxStore {
     private final long leaseMs;
     private final String fannedChannel;
     private final SharedTableGuard tableShare;
+    private final ReceiptsDropped receiptsDropped = new ReceiptsDropped(System::nanoTime);
     private final NamedSql.Bindable claimSql;
     private final NamedSql.Bindable stampSql;
     private final NamedSql.Bindable releaseSql;
@@ -133,14 +134,64 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    /** Stamps and sends the receipts in one statement: a receipt is sent exactly when the stamp is visible. */
+    /**
+     * Stamps and sends the receipts in one statement: a receipt is sent exactly when the stamp is visible.
+     * When the server's NOTIFY queue is full (a session that LISTENs stays in a transaction and stops the
+     * queue from draining), the commit of that statement fails and stamps nothing; the rows are stamped
+     * again at once, without their receipts unless moving the queue's tail made room: writers read
+     * {@code fanned_out_at} instead, as for a lost notification. Without this, the task would fail after
+     * Kafka acknowledged the rows and deliver them again after a restart, for as long as the queue is full.
+     */
     @Override
     public int stamp(List<Stamp> rows) throws SQLException {
+        Object[] receipts = receiptsOf(rows);
+        try {
+            int stamped = stamp(rows, receipts);
+            if (receipts.length > 0) {
+                receiptsDropped.sent();
+            }
+            return stamped;
+        } catch (SQLException e) {
+            if (receipts.length == 0 || !NotifyQueue.full(e)) {
+                throw e;
+            }
+            return stampInAFullQueue(rows, receipts, e);
+        }
+    }
+
+    /**
+     * After the stamp with its receipts found the NOTIFY queue full: moves the queue's tail (the session that
+     * held it back may have ended) and, if that made room, stamps with the receipts again; otherwise, or if
+     * the queue is still full, stamps without them.
+     */
+    private int stampInAFullQueue(List<Stamp> rows, Object[] receipts, SQLException full) throws SQLException {
+        double usage;
+        try (Connection c = dataSource.getConnection()) {
+            usage = NotifyQueue.advanceTail(c);
+        }
+        if (NotifyQueue.hasRoom(usage)) {
+            try {
+                int stamped = stamp(rows, receipts);
+                receiptsDropped.sent();
+                return stamped;
+            } catch (SQLException e) {
+                if (!NotifyQueue.full(e)) {
+                    throw e;
+                }
+            }
+        }
+        int stamped = stamp(rows, new Object[0]);
+        receiptsDropped.dropped(rows.size(), usage, full);
+        return stamped;
+    }
+
+    /** The stamp statement with these receipt chunks (none: no NOTIFY). */
+    int stamp(List<Stamp> rows, Object[] receipts) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(stampSql.sql())) {
             stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
             stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
             stampSql.set(ps, "channel", fannedChannel);
-            stampSql.set(ps, "receipts", c.createArrayOf("text", receiptsOf(rows)));
+            stampSql.set(ps, "receipts", c.createArrayOf("text", receipts));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.Identifiers;
+import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,8 +9,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The wake-up flag that spares writers the NOTIFY lock while the relay is busy. The table's trigger
@@ -25,16 +29,22 @@ import org.apache.kafka.connect.errors.ConnectException;
  * then (the task claims again when it ends).
  */
 final class WakeupArming implements WakeupCycle.Flag {
+    private static final Logger log = LoggerFactory.getLogger(WakeupArming.class);
     private final DataSource dataSource;
     private final String sequence;
     private final String channel;
     private List<String> inProgress = List.of();
+    private final LongSupplier nanos;
+    /** Whether the last wake-up found the NOTIFY queue full. */
+    private boolean queueFull;
+    private long lastWarnNanos;
 
     /** @param channel the channel the table's trigger notifies ({@code outbox.notify.channel}) */
     WakeupArming(DataSource dataSource, String table, String channel) {
         this.dataSource = dataSource;
         this.sequence = sequenceOf(table);
         this.channel = channel;
+        this.nanos = System::nanoTime;
     }
 
     /** The quoted name of the flag sequence of {@code table}. */
@@ -86,20 +96,21 @@ final class WakeupArming implements WakeupCycle.Flag {
     /**
      * Sets the flag, then notes the transactions in progress once it is set (a statement of its own, so
      * its snapshot is taken after the flag is visible to every writer). The NOTIFY, when asked for, is sent
-     * by an autocommit statement after the flag is set: a task it reaches arms and claims after that.
+     * by an autocommit statement after the flag is set: a task it reaches arms and claims after that. A
+     * NOTIFY queue too full to take it does not fail the arming (a failed pass would give back the rows
+     * just claimed, and claim them again only to fail the same way for as long as the queue stays full):
+     * the wake-up is reported unsent, and the next arming tries it again.
      */
     @Override
-    public void arm(boolean wakeEveryTask) throws SQLException {
+    public boolean arm(boolean wakeEveryTask) throws SQLException {
+        boolean woke = true;
         try (Connection c = dataSource.getConnection()) {
             try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, 1, true)")) {
                 ps.setString(1, sequence);
                 ps.executeQuery().close();
             }
             if (wakeEveryTask) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, '')")) {
-                    ps.setString(1, channel);
-                    ps.executeQuery().close();
-                }
+                woke = wakeEveryTask(c);
             }
             List<String> xids = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(
@@ -110,6 +121,51 @@ final class WakeupArming implements WakeupCycle.Flag {
                 }
             }
             inProgress = xids;
+        }
+        return woke;
+    }
+
+    /**
+     * Sends the NOTIFY that wakes every task of the table. A full queue gets its tail moved and, if that made
+     * room, the NOTIFY once more; false when it still found none.
+     */
+    private boolean wakeEveryTask(Connection c) throws SQLException {
+        SQLException full = notifyEveryTask(c);
+        double usage = 1;
+        if (full != null) {
+            usage = NotifyQueue.advanceTail(c);
+            if (NotifyQueue.hasRoom(usage)) {
+                full = notifyEveryTask(c);
+            }
+        }
+        if (full == null) {
+            queueFull = false;
+            return true;
+        }
+        long now = nanos.getAsLong();
+        if (!queueFull || now - lastWarnNanos >= ReceiptsDropped.WARN_EVERY_NANOS) {
+            log.warn("PostgreSQL's NOTIFY queue is full ({}, SQLState {}; {}% used): the relay could not wake the other"
+                    + " tasks of {} after a writer cleared the wake-up flag without its NOTIFY reaching them; rows in"
+                    + " their share wait for their next claim (at the latest the sweep). It tries again at every"
+                    + " arming. {}", PostgresErrorClassifier.oneLine(full.getMessage()), full.getSQLState(),
+                Math.round(usage * 100), sequence, NotifyQueue.WHAT_TO_DO);
+            lastWarnNanos = now;
+        }
+        queueFull = true;
+        return false;
+    }
+
+    /** @return null when the NOTIFY went out, the error when the queue had no room for it */
+    private SQLException notifyEveryTask(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, '')")) {
+            ps.setString(1, channel);
+            ps.executeQuery().close();
+            return null;
+        } catch (SQLException e) {
+            if (!NotifyQueue.full(e)) {
+                throw e;
+            }
+            return e;
         }
     }
 

@@ -30,8 +30,10 @@ final class WakeupCycle {
         /**
          * Sets the flag and notes the writers in progress; with {@code wakeEveryTask} also sends a NOTIFY, so
          * that every task of the table arms again and claims as if a writer had sent one.
+         *
+         * @return false when the NOTIFY asked for could not be sent (the server's queue is full)
          */
-        void arm(boolean wakeEveryTask) throws SQLException;
+        boolean arm(boolean wakeEveryTask) throws SQLException;
 
         boolean someEnded() throws SQLException;
 
@@ -60,7 +62,10 @@ final class WakeupCycle {
      */
     private long passes;
     private long armedInPass = -1;
-    /** A look found the flag cleared without a NOTIFY: the next arming that succeeds sends one. */
+    /**
+     * A look found the flag cleared without a NOTIFY: the next arming that succeeds sends one (and, while
+     * the server's NOTIFY queue has no room for it, every arming after that until one is sent).
+     */
     private boolean wakeEveryTask;
 
     /** @param lingerMs how long a busy task waits before its next claim instead of arming (0: it arms) */
@@ -145,8 +150,7 @@ final class WakeupCycle {
     private void arm(long now) throws SQLException {
         lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
-        flag.arm(wakeEveryTask);
-        wakeEveryTask = false;
+        wakeEveryTask = !flag.arm(wakeEveryTask);
         armedInPass = passes;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;

@@ -14,12 +14,13 @@ class FakeWakeupFlag implements WakeupCycle.Flag {
     int looks;
 
     @Override
-    public void arm(boolean wakeEveryTask) {
+    public boolean arm(boolean wakeEveryTask) {
         arms++;
         if (wakeEveryTask) {
             wakes++;
         }
         armed = true;
+        return true;
     }
 
     @Override

@@ -240,7 +240,8 @@ class JdbcOutboxStoreIT {
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
     }
 
-    private static List<String> notifications(Connection listener) throws SQLException {
+    /** The payloads of the notifications {@code listener} received since the last call. */
+    static List<String> notifications(Connection listener) throws SQLException {
         try (Statement st = listener.createStatement()) {
             st.execute("SELECT 1"); // the driver reads pending notifications with a round trip
         }

@@ -196,12 +196,13 @@ class WakeupCycleTest {
             int task = i;
             WakeupCycle.Flag view = new WakeupCycle.Flag() {
                 @Override
-                public void arm(boolean wakeEveryTask) {
+                public boolean arm(boolean wakeEveryTask) {
                     shared[0] = true;
                     if (wakeEveryTask) {
                         wakes[0]++;
                         reached.forEach(WakeupCycle::notified);
                     }
+                    return true;
                 }
 
                 @Override
@@ -250,12 +251,12 @@ class WakeupCycleTest {
     void aWakeForEveryTaskThatFailsIsSentByTheNextArming() throws Exception {
         FakeWakeupFlag failing = new FakeWakeupFlag() {
             @Override
-            public void arm(boolean wakeEveryTask) {
+            public boolean arm(boolean wakeEveryTask) {
                 if (wakeEveryTask && wakes == 0 && arms == 1) {
                     arms++;
                     throw new IllegalStateException("test: the NOTIFY failed");
                 }
-                super.arm(wakeEveryTask);
+                return super.arm(wakeEveryTask);
             }
         };
         WakeupCycle task = new WakeupCycle(failing, () -> { }, 0);
@@ -277,15 +278,63 @@ class WakeupCycleTest {
         assertThat(failing.wakes).as("owed once").isEqualTo(1);
     }
 
+    /**
+     * A full NOTIFY queue: the flag is set but the wake for every task cannot go out. The arming does not fail
+     * (the pass, and the claim it follows, go on); the wake stays owed to every arming until one sends it.
+     */
+    @Test
+    void aWakeForEveryTaskTheNotifyQueueHasNoRoomForIsOwedUntilAnArmingSendsIt() throws Exception {
+        boolean[] queueFull = {true};
+        FakeWakeupFlag flag = new FakeWakeupFlag() {
+            @Override
+            public boolean arm(boolean wakeEveryTask) {
+                if (wakeEveryTask && queueFull[0]) {
+                    arms++;
+                    armed = true;
+                    return false;
+                }
+                return super.arm(wakeEveryTask);
+            }
+        };
+        WakeupCycle task = new WakeupCycle(flag, () -> { }, 0);
+        task.afterClaim(0, false, 0);
+        task.beforeClaim(0);
+        task.afterClaim(0, false, 0);
+        assertThat(task.state()).isEqualTo(State.QUIET);
+        flag.armed = false; // cleared by a writer whose notifying commit failed
+
+        long t = ClaimSchedule.MAX_IDLE_WAIT_MS;
+        int arms = flag.arms;
+        task.beforeClaim(t); // the look: arms, the NOTIFY finds no room
+        assertThat(flag.arms).isEqualTo(arms + 1);
+        assertThat(task.state()).as("armed all the same").isEqualTo(State.SETTLING);
+        task.afterClaim(0, false, t);
+        task.beforeClaim(t + 1); // a pass later: rows arrived, the claim comes back short and arms again
+        task.afterClaim(1, false, t + 1);
+        assertThat(flag.arms).as("tried again").isEqualTo(arms + 2);
+        assertThat(flag.wakes).isZero();
+
+        queueFull[0] = false;
+        task.beforeClaim(t + 2);
+        task.afterClaim(1, false, t + 2);
+        assertThat(flag.arms).isEqualTo(arms + 3);
+        assertThat(flag.wakes).as("the wake owed since the look").isEqualTo(1);
+        task.beforeClaim(t + 3);
+        task.afterClaim(1, false, t + 3);
+        assertThat(flag.arms).isEqualTo(arms + 4);
+        assertThat(flag.wakes).as("owed once").isEqualTo(1);
+    }
+
     @Test
     void anArmingThatFailsIsTriedAgainAtTheNextShortClaim() throws Exception {
         WakeupCycle failing = new WakeupCycle(new FakeWakeupFlag() {
             @Override
-            public void arm(boolean wakeEveryTask) {
+            public boolean arm(boolean wakeEveryTask) {
                 arms++;
                 if (arms == 1) {
                     throw new IllegalStateException("test: the arming's snapshot failed");
                 }
+                return true;
             }
         }, () -> { }, 0);
         try {

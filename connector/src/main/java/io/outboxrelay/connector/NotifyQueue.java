@@ -1,0 +1,44 @@
+package io.outboxrelay.connector;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/** What the relay knows about PostgreSQL's NOTIFY queue, which every database of the server shares. */
+final class NotifyQueue {
+    /** program_limit_exceeded: what a commit whose NOTIFYs do not fit the queue fails with. */
+    static final String FULL = "54000";
+
+    /** The operator's next step when the queue is full. */
+    static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction keeps the queue from"
+        + " draining: look for it with SELECT pid, application_name, xact_start FROM pg_stat_activity WHERE state"
+        + " LIKE 'idle in transaction%' and end it (idle_in_transaction_session_timeout prevents this); SELECT"
+        + " pg_notification_queue_usage() shows how full the queue is. Meanwhile every commit that notifies fails,"
+        + " the application's too.";
+
+    private NotifyQueue() {
+    }
+
+    static boolean full(SQLException e) {
+        return FULL.equals(e.getSQLState());
+    }
+
+    /**
+     * Moves the queue's tail past what every listener has read, and returns how full the queue is then (0 to
+     * 1). PostgreSQL moves the tail only when a notifying commit crosses a page boundary or this function
+     * runs, and a full queue lets no notifying commit through: after the session that held the queue back
+     * has ended, the queue stays full until this runs.
+     */
+    static double advanceTail(Connection c) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_notification_queue_usage()")) {
+            rs.next();
+            return rs.getDouble(1);
+        }
+    }
+
+    /** Whether a NOTIFY tried again now should find room: the queue is at most half full. */
+    static boolean hasRoom(double usage) {
+        return usage <= 0.5;
+    }
+}

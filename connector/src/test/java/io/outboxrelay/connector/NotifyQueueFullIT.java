@@ -1,0 +1,177 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A full NOTIFY queue on a real PostgreSQL 17 whose queue is made small ({@code max_notify_queue_pages}):
+ * a session that LISTENs and then stays in a transaction stops the queue from draining, and every commit
+ * that notifies fails, also after that session has ended, until the queue's tail is moved. The stamp,
+ * which carries the write receipts, still stamps the acknowledged rows (without their receipts); an arming
+ * whose wake-up NOTIFY finds no room still arms; and once the session has ended, both move the tail and
+ * notify again. Each test fills the queue and leaves it with room.
+ */
+class NotifyQueueFullIT {
+    private static ExtraPostgres server;
+    private static TestDatabase db;
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        server = ExtraPostgres.start(Map.of("max_notify_queue_pages", "64"), null);
+        db = server.createDatabase("queuefull", "");
+        pool = db.pool("queue-full-it", 4);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+        server.close();
+    }
+
+    @Test
+    void aFullNotifyQueueStampsTheRowsWithoutTheirReceiptsAndTheRelayMakesRoomOnceItCan() throws Exception {
+        db.insertEvents(4, 4, "t.a");
+        JdbcOutboxStore store = new JdbcOutboxStore(pool, "events", "\"events\"", "queue-0", "0001", 1, 0, 60_000,
+            "outbox_events_fanned", null);
+        List<OutboxStore.Stamp> stamps = stampsFor(store.claim(3).rows());
+        assertThat(stamps).hasSize(3);
+
+        try (Connection receipts = db.connect(); Connection stuck = db.connect(); LogCapture logs = LogCapture.start()) {
+            listen(receipts, "outbox_events_fanned");
+            holdTheQueueBack(stuck);
+            fillTheQueue();
+
+            // the control: the stamp statement with the rows' receipts fails at commit and stamps nothing
+            Object[] chunks = JdbcOutboxStore.receiptChunks(stamps.stream().map(OutboxStore.Stamp::id).toList()).toArray();
+            assertThatThrownBy(() -> store.stamp(stamps, chunks))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
+            assertThat(fanned()).isZero();
+
+            assertThat(store.stamp(stamps)).isEqualTo(3);
+            assertThat(fanned()).isEqualTo(3);
+            assertThat(logs.text()).contains("NOTIFY queue is full", "stamped 3 row(s) without their write receipts",
+                "pg_notification_queue_usage()");
+
+            letTheQueueGo(stuck);
+            assertThat(aNotifyCommits()).as("PostgreSQL leaves the queue full until its tail is moved").isFalse();
+
+            List<OutboxStore.Stamp> next = stampsFor(store.claim(10).rows());
+            assertThat(next).hasSize(1);
+            assertThat(store.stamp(next)).isEqualTo(1);
+            assertThat(logs.text()).contains("Write receipts are sent again");
+            List<String> received = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                received.addAll(JdbcOutboxStoreIT.notifications(receipts));
+                return received.contains(next.get(0).id());
+            });
+            assertThat(received).as("the rows stamped while the queue was full got no receipt")
+                .containsExactly(next.get(0).id());
+            assertThat(aNotifyCommits()).as("the application's notifying commits go through again").isTrue();
+        }
+    }
+
+    /**
+     * The wake for every task (a look found the flag cleared without a NOTIFY) finds no room: the arming
+     * still sets the flag and notes the writers in progress, and says the wake did not go out; the pass it
+     * belongs to is not failed. Once the session holding the queue back has ended, the next arming makes
+     * room and sends it.
+     */
+    @Test
+    void anArmingWhoseWakeFindsTheQueueFullStillArmsAndTheNextOneMakesRoom() throws Exception {
+        WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
+        db.execute("SELECT setval('events_wakeup', 0, true)");
+        try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect();
+             LogCapture logs = LogCapture.start()) {
+            listen(wakes, "outbox_events");
+            holdTheQueueBack(stuck);
+            fillTheQueue();
+            writer.setAutoCommit(false);
+            try (Statement st = writer.createStatement()) {
+                st.execute("SELECT txid_current()"); // a writer in progress at the arming
+            }
+
+            assertThat(arming.arm(true)).as("the wake did not go out").isFalse();
+            assertThat(arming.armed()).isTrue();
+            assertThat(arming.waiting()).as("the writer in progress was noted").isTrue();
+            assertThat(logs.text()).contains("NOTIFY queue is full", "could not wake the other tasks");
+
+            writer.rollback();
+            letTheQueueGo(stuck);
+            assertThat(arming.arm(true)).isTrue();
+            await().atMost(Duration.ofSeconds(10)).until(() -> JdbcOutboxStoreIT.notifications(wakes).contains(""));
+        }
+    }
+
+    /** {@code stuck} LISTENs, then stays in a transaction: it reads no notification until that ends. */
+    private static void holdTheQueueBack(Connection stuck) throws SQLException {
+        listen(stuck, "anything");
+        stuck.setAutoCommit(false);
+        try (Statement st = stuck.createStatement()) {
+            st.execute("SELECT 1");
+        }
+    }
+
+    /** Ends {@code stuck}'s transaction; its next statement's answer comes after it read the queue to its head. */
+    private static void letTheQueueGo(Connection stuck) throws SQLException {
+        stuck.rollback();
+        stuck.setAutoCommit(true);
+        try (Statement st = stuck.createStatement()) {
+            st.execute("SELECT 1");
+        }
+    }
+
+    /** Notifies large payloads until a commit fails because the queue is full. */
+    private static void fillTheQueue() throws SQLException {
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            for (int i = 0; i < 10_000; i++) {
+                try {
+                    st.execute("SELECT pg_notify('filler', repeat('x', 7900))");
+                } catch (SQLException e) {
+                    assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("54000");
+                    return;
+                }
+            }
+        }
+        throw new AssertionError("the NOTIFY queue never filled");
+    }
+
+    private static boolean aNotifyCommits() {
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_notify('filler', '')");
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static List<OutboxStore.Stamp> stampsFor(List<ClaimedRow> rows) {
+        return rows.stream().map(r -> new OutboxStore.Stamp(r.seq(), "{}", r.id())).toList();
+    }
+
+    private static long fanned() {
+        return db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL");
+    }
+
+    private static void listen(Connection c, String channel) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("LISTEN " + channel);
+        }
+    }
+}
