@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.MonotonicClock;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;

@@ -1,6 +1,7 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.MonotonicClock;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -44,6 +45,7 @@ public class MentionRecoveryTask extends SourceTask {
     }
 
     private final Clock clock;
+    private final Clock timers;
     private final DatabaseOpener opener;
     private final Duration maxPollWait;
     private final MentionRecoveryMetrics metrics = new MentionRecoveryMetrics();
@@ -66,15 +68,26 @@ public class MentionRecoveryTask extends SourceTask {
      */
     private final Set<String> unmarked = new LinkedHashSet<>();
     private Backoff markBackoff;
-    /** When the pending marks may be tried again (clock millis); 0 when no mark has failed. */
+    /** When the pending marks may be tried again ({@code timers} millis); 0 when no mark has failed. */
     private long markRetryAtMs;
 
     public MentionRecoveryTask() {
-        this(Clock.systemUTC(), MentionDatabase::open, MAX_POLL_WAIT);
+        this(Clock.systemUTC(), new MonotonicClock(), MentionDatabase::open, MAX_POLL_WAIT);
     }
 
+    /** One clock for the times written and compared with the messages' times, and for the timers. */
     MentionRecoveryTask(Clock clock, DatabaseOpener opener, Duration maxPollWait) {
+        this(clock, clock, opener, maxPollWait);
+    }
+
+    /**
+     * @param clock  the wall clock: the times written (owed, routed) and compared with the messages' and
+     *               sessions' times
+     * @param timers the scan schedule and the mark retries: a wall clock stepped back must not hold them up
+     */
+    MentionRecoveryTask(Clock clock, Clock timers, DatabaseOpener opener, Duration maxPollWait) {
         this.clock = clock;
+        this.timers = timers;
         this.opener = opener;
         this.maxPollWait = maxPollWait;
     }
@@ -89,7 +102,7 @@ public class MentionRecoveryTask extends SourceTask {
     public void start(Map<String, String> props) {
         config = new MentionRecoveryConfig(props);
         stopping = false;
-        trigger = new ScanTrigger(clock, config.scanInterval());
+        trigger = new ScanTrigger(timers, config.scanInterval());
         acks = new MentionAckTracker(trigger::wake);
         backoff = new Backoff();
         markBackoff = new Backoff();
@@ -135,7 +148,7 @@ public class MentionRecoveryTask extends SourceTask {
         markPending();
         if (!unmarked.isEmpty()) {
             // delivered but not marked: a batch read now would publish them again
-            t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - clock.millis())));
+            t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
             return null;
         }
         if (pass != null) {
@@ -217,12 +230,12 @@ public class MentionRecoveryTask extends SourceTask {
      * @throws ConnectException when the failure is one a retry cannot fix
      */
     private void markPending() {
-        long now = clock.millis();
-        if (unmarked.isEmpty() || now < markRetryAtMs) {
+        long timer = timers.millis();
+        if (unmarked.isEmpty() || timer < markRetryAtMs) {
             return;
         }
         try {
-            int n = store.markRouted(unmarked, now);
+            int n = store.markRouted(unmarked, clock.millis());
             unmarked.clear();
             markBackoff.reset();
             markRetryAtMs = 0;
@@ -239,7 +252,7 @@ public class MentionRecoveryTask extends SourceTask {
                 throw MentionErrors.markFailed(what, e);
             }
             long delay = markBackoff.nextDelayMs();
-            markRetryAtMs = now + delay;
+            markRetryAtMs = timer + delay;
             log.warn("{}; no batch is read until they are marked; retrying in {} ms (failure {} in a row)",
                 MentionErrors.describe(what, e), delay, markBackoff.failures());
         }

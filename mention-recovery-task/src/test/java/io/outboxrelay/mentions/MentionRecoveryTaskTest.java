@@ -1,11 +1,13 @@
 package io.outboxrelay.mentions;
 
-import io.outboxrelay.testsupport.MutableClock;
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.MonotonicClock;
+import io.outboxrelay.testsupport.MutableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
@@ -353,6 +355,35 @@ class MentionRecoveryTaskTest {
 
         assertThat(store.readCutoffs).containsExactly(Long.MAX_VALUE, T0.toEpochMilli() + 1000 - 30_000);
         assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("old");
+    }
+
+    /**
+     * A wall clock stepped back an hour (NTP) does not hold up the periodic pass; the control, whose timers
+     * run on the wall clock, waits for that hour to pass again.
+     */
+    @Test
+    void aWallClockSteppedBackDoesNotHoldUpThePeriodicPass() throws Exception {
+        long[] nanos = {0};
+        assertThat(periodicPassesAfterAStepBack(new MonotonicClock(() -> nanos[0], clock::millis), nanos))
+            .as("timers on the task's monotonic clock").isEqualTo(1);
+        assertThat(periodicPassesAfterAStepBack(clock, nanos)).as("control: timers on the wall clock").isZero();
+    }
+
+    /** Starts a task with these timers, steps the wall clock back an hour and lets one scan interval pass. */
+    private long periodicPassesAfterAStepBack(Clock timers, long[] nanos) throws InterruptedException {
+        task.stop();
+        task = new MentionRecoveryTask(clock, timers, (config, t) -> {
+            trigger = t;
+            return new MentionRecoveryTask.OpenedDatabase(store, () -> { });
+        }, Duration.ofMillis(1));
+        start("mentions.scan.interval.ms", "1000", "mentions.min.age.ms", "0");
+        pollUntilIdle(); // the start pass
+        long reads = store.calls.stream().filter("read"::equals).count();
+        clock.advance(Duration.ofHours(-1));
+        clock.advance(Duration.ofMillis(1000));
+        nanos[0] += Duration.ofMillis(1000).toNanos();
+        pollUntilIdle();
+        return store.calls.stream().filter("read"::equals).count() - reads;
     }
 
     @Test

@@ -1,4 +1,4 @@
-package io.outboxrelay.connector;
+package io.outboxrelay.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.outboxrelay.connector;
+package io.outboxrelay.common;
 
 import java.time.Clock;
 import java.time.Instant;
@@ -7,13 +7,13 @@ import java.time.ZoneOffset;
 import java.util.function.LongSupplier;
 
 /**
- * The task's clock for its timers (lease extension, linger, back-off, the sweep): it never goes back, and
- * between two readings it moves by whichever moved more, {@link System#nanoTime} or the wall clock. A
+ * A task's clock for its timers (the relay's lease extension, linger, back-off and sweep; the mention task's
+ * scans and mark retries): it never goes back, and between two readings it moves by whichever moved more, {@link System#nanoTime} or the wall clock. A
  * wall clock stepped back (NTP) would push every deadline the task set that much further away, and the
  * leases it holds would lapse unextended; nanoTime alone stands still while the host is suspended, when
  * the database's clock, which the leases run on, does not. Starts at the wall clock's reading.
  */
-final class MonotonicClock extends Clock {
+public final class MonotonicClock extends Clock {
     private final LongSupplier nanos;
     private final LongSupplier wallMillis;
     private long lastNanos;
@@ -21,11 +21,11 @@ final class MonotonicClock extends Clock {
     private long elapsedNanos;
     private final long originMillis;
 
-    MonotonicClock() {
+    public MonotonicClock() {
         this(System::nanoTime, System::currentTimeMillis);
     }
 
-    MonotonicClock(LongSupplier nanos, LongSupplier wallMillis) {
+    public MonotonicClock(LongSupplier nanos, LongSupplier wallMillis) {
         this.nanos = nanos;
         this.wallMillis = wallMillis;
         this.lastNanos = nanos.getAsLong();
