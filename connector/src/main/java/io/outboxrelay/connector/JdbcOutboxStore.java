@@ -145,44 +145,65 @@ final class JdbcOutboxStore implements OutboxStore {
     @Override
     public int stamp(List<Stamp> rows) throws SQLException {
         Object[] receipts = receiptsOf(rows);
-        try {
-            int stamped = stamp(rows, receipts);
-            if (receipts.length > 0) {
-                receiptsDropped.sent();
+        if (receipts.length == 0) {
+            return stamp(rows, receipts);
+        }
+        // the queue was full at the last stamp: look first rather than run an UPDATE bound to fail
+        if (receiptsDropped.dropping()) {
+            double usage = queueUsage();
+            if (!NotifyQueue.hasRoom(usage)) {
+                return stampWithoutReceipts(rows, usage, null);
             }
-            return stamped;
+        }
+        SQLException full;
+        try {
+            return stampWithReceipts(rows, receipts);
         } catch (SQLException e) {
-            if (receipts.length == 0 || !NotifyQueue.full(e)) {
+            if (!NotifyQueue.full(e)) {
                 throw e;
             }
-            return stampInAFullQueue(rows, receipts, e);
+            full = e;
         }
-    }
-
-    /**
-     * After the stamp with its receipts found the NOTIFY queue full: moves the queue's tail (the session that
-     * held it back may have ended) and, if that made room, stamps with the receipts again; otherwise, or if
-     * the queue is still full, stamps without them.
-     */
-    private int stampInAFullQueue(List<Stamp> rows, Object[] receipts, SQLException full) throws SQLException {
-        double usage;
-        try (Connection c = dataSource.getConnection()) {
-            usage = NotifyQueue.advanceTail(c);
-        }
+        // the session that held the queue back may have ended: moving the tail then makes room
+        double usage = queueUsage();
         if (NotifyQueue.hasRoom(usage)) {
             try {
-                int stamped = stamp(rows, receipts);
-                receiptsDropped.sent();
-                return stamped;
+                return stampWithReceipts(rows, receipts);
             } catch (SQLException e) {
                 if (!NotifyQueue.full(e)) {
+                    e.addSuppressed(full);
                     throw e;
                 }
             }
         }
-        int stamped = stamp(rows, new Object[0]);
+        return stampWithoutReceipts(rows, usage, full);
+    }
+
+    private int stampWithReceipts(List<Stamp> rows, Object[] receipts) throws SQLException {
+        int stamped = stamp(rows, receipts);
+        receiptsDropped.sent();
+        return stamped;
+    }
+
+    /** @param full the error of the stamp with the receipts, null when the queue was found full before it */
+    private int stampWithoutReceipts(List<Stamp> rows, double usage, SQLException full) throws SQLException {
+        int stamped;
+        try {
+            stamped = stamp(rows, new Object[0]);
+        } catch (SQLException e) {
+            if (full != null) {
+                e.addSuppressed(full);
+            }
+            throw e;
+        }
         receiptsDropped.dropped(rows.size(), usage, full);
         return stamped;
+    }
+
+    private double queueUsage() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return NotifyQueue.advanceTail(c);
+        }
     }
 
     /** The stamp statement with these receipt chunks (none: no NOTIFY). */

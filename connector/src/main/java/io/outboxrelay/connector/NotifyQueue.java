@@ -11,11 +11,12 @@ final class NotifyQueue {
     static final String FULL = "54000";
 
     /** The operator's next step when the queue is full. */
-    static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction keeps the queue from"
-        + " draining: look for it with SELECT pid, application_name, xact_start FROM pg_stat_activity WHERE state"
-        + " LIKE 'idle in transaction%' and end it (idle_in_transaction_session_timeout prevents this); SELECT"
-        + " pg_notification_queue_usage() shows how full the queue is. Meanwhile every commit that notifies fails,"
-        + " the application's too.";
+    static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction (or whose client stops"
+        + " reading: wait_event ClientWrite) keeps the queue from draining; PostgreSQL's own warning names its PID."
+        + " Look for it with SELECT pid, application_name, state, wait_event, xact_start FROM pg_stat_activity"
+        + " WHERE state LIKE 'idle in transaction%' OR wait_event = 'ClientWrite' and end it"
+        + " (idle_in_transaction_session_timeout prevents the first kind); SELECT pg_notification_queue_usage()"
+        + " shows how full the queue is. Meanwhile every commit that notifies fails, the application's too.";
 
     private NotifyQueue() {
     }
@@ -34,6 +35,11 @@ final class NotifyQueue {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_notification_queue_usage()")) {
             rs.next();
             return rs.getDouble(1);
+        } catch (SQLException e) {
+            if (e.getSQLState() == null || e.getSQLState().startsWith("08")) {
+                throw e; // the connection is gone: the pass fails and is retried
+            }
+            return 1; // not allowed (EXECUTE revoked), timed out: count the queue as full, the caller goes on
         }
     }
 

@@ -25,9 +25,14 @@ final class ReceiptsDropped {
         this.nanos = nanos;
     }
 
+    /** Whether the last stamp with receipts went out without them. */
+    boolean dropping() {
+        return dropping;
+    }
+
     /**
-     * {@code rows} were stamped without their receipts after the stamp with them failed with {@code e}; the
-     * queue was {@code usage} full (0 to 1).
+     * {@code rows} were stamped without their receipts after the stamp with them failed with {@code e} (null:
+     * the queue was found full before it); the queue was {@code usage} full (0 to 1).
      */
     void dropped(int rows, double usage, SQLException e) {
         rowsSinceWarn += rows;
@@ -35,10 +40,10 @@ final class ReceiptsDropped {
         if (dropping && now - lastWarnNanos < WARN_EVERY_NANOS) {
             return;
         }
-        log.warn("PostgreSQL's NOTIFY queue is full ({}, SQLState {}; {}% used): stamped {} row(s) without their"
-                + " write receipts{}; writers awaiting them read fanned_out_at instead. {}",
-            PostgresErrorClassifier.oneLine(e.getMessage()), e.getSQLState(), Math.round(usage * 100), rowsSinceWarn,
-            dropping ? " since the last warning" : "", NotifyQueue.WHAT_TO_DO);
+        log.warn("PostgreSQL's NOTIFY queue is full ({}{}% used): stamped {} row(s) without their write receipts{};"
+                + " writers awaiting them read fanned_out_at instead. {}",
+            e == null ? "" : PostgresErrorClassifier.oneLine(e.getMessage()) + ", SQLState " + e.getSQLState() + "; ",
+            Math.round(usage * 100), rowsSinceWarn, dropping ? " since the last warning" : "", NotifyQueue.WHAT_TO_DO);
         dropping = true;
         lastWarnNanos = now;
         rowsSinceWarn = 0;

@@ -32,10 +32,11 @@ final class WakeupArming implements WakeupCycle.Flag {
     private static final Logger log = LoggerFactory.getLogger(WakeupArming.class);
     private final DataSource dataSource;
     private final String sequence;
+    private final String table;
     private final String channel;
     private List<String> inProgress = List.of();
     private final LongSupplier nanos;
-    /** Whether the last wake-up found the NOTIFY queue full. */
+    /** Whether a wake-up found the NOTIFY queue full, and no arming found room since. */
     private boolean queueFull;
     private long lastWarnNanos;
 
@@ -43,6 +44,7 @@ final class WakeupArming implements WakeupCycle.Flag {
     WakeupArming(DataSource dataSource, String table, String channel) {
         this.dataSource = dataSource;
         this.sequence = sequenceOf(table);
+        this.table = table;
         this.channel = channel;
         this.nanos = System::nanoTime;
     }
@@ -96,21 +98,28 @@ final class WakeupArming implements WakeupCycle.Flag {
     /**
      * Sets the flag, then notes the transactions in progress once it is set (a statement of its own, so
      * its snapshot is taken after the flag is visible to every writer). The NOTIFY, when asked for, is sent
-     * by an autocommit statement after the flag is set: a task it reaches arms and claims after that. A
-     * NOTIFY queue too full to take it does not fail the arming (a failed pass would give back the rows
-     * just claimed, and claim them again only to fail the same way for as long as the queue stays full):
-     * the wake-up is reported unsent, and the next arming tries it again.
+     * by an autocommit statement after the flag is set: a task it reaches arms and claims after that.
+     *
+     * <p>A full NOTIFY queue does not fail the arming (a failed pass would give back the rows just claimed,
+     * and claim them again only to fail the same way for as long as the queue stays full). While the queue
+     * is full the flag stays down instead: a writer that found it set would notify, and its commit would
+     * fail. The task then finds the flag down at each look ({@link ClaimSchedule#MAX_IDLE_WAIT_MS}) and
+     * claims, as a polling relay would, until an arming finds room again. A wake-up asked for meanwhile is
+     * reported unsent, and owed to the next arming.
      */
     @Override
     public boolean arm(boolean wakeEveryTask) throws SQLException {
-        boolean woke = true;
         try (Connection c = dataSource.getConnection()) {
-            try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, 1, true)")) {
-                ps.setString(1, sequence);
-                ps.executeQuery().close();
+            if (queueFull && !roomAgain(c)) {
+                inProgress = List.of(); // the flag stays down: no writer skips a NOTIFY because of it
+                return !wakeEveryTask;
             }
-            if (wakeEveryTask) {
-                woke = wakeEveryTask(c);
+            setFlag(c, 1);
+            boolean woke = !wakeEveryTask || wakeEveryTask(c);
+            if (!woke) {
+                setFlag(c, 0); // the queue is full: a writer that found the flag set would fail to commit
+                inProgress = List.of();
+                return false;
             }
             List<String> xids = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(
@@ -121,8 +130,30 @@ final class WakeupArming implements WakeupCycle.Flag {
                 }
             }
             inProgress = xids;
+            return true;
         }
-        return woke;
+    }
+
+    private void setFlag(Connection c, int value) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT setval(?::regclass, ?, true)")) {
+            ps.setString(1, sequence);
+            ps.setInt(2, value);
+            ps.executeQuery().close();
+        }
+    }
+
+    /** While the queue was full: moves its tail and says whether that made room (then the flag goes up again). */
+    private boolean roomAgain(Connection c) throws SQLException {
+        double usage = NotifyQueue.advanceTail(c);
+        if (!NotifyQueue.hasRoom(usage)) {
+            warnFull("the relay leaves the wake-up flag " + sequence + " of " + table + " down, and each of its tasks"
+                + " claims at its next look", usage, null);
+            return false;
+        }
+        queueFull = false;
+        log.info("PostgreSQL's NOTIFY queue has room again ({}% used): the relay arms its wake-up flag {} again",
+            Math.round(usage * 100), sequence);
+        return true;
     }
 
     /**
@@ -139,20 +170,26 @@ final class WakeupArming implements WakeupCycle.Flag {
             }
         }
         if (full == null) {
-            queueFull = false;
             return true;
         }
-        long now = nanos.getAsLong();
-        if (!queueFull || now - lastWarnNanos >= ReceiptsDropped.WARN_EVERY_NANOS) {
-            log.warn("PostgreSQL's NOTIFY queue is full ({}, SQLState {}; {}% used): the relay could not wake the other"
-                    + " tasks of {} after a writer cleared the wake-up flag without its NOTIFY reaching them; rows in"
-                    + " their share wait for their next claim (at the latest the sweep). It tries again at every"
-                    + " arming. {}", PostgresErrorClassifier.oneLine(full.getMessage()), full.getSQLState(),
-                Math.round(usage * 100), sequence, NotifyQueue.WHAT_TO_DO);
-            lastWarnNanos = now;
-        }
+        warnFull("the relay could not wake the other tasks of " + table + " after a writer cleared the wake-up flag "
+            + sequence + " without its NOTIFY reaching them, and takes the flag down until the queue has room (a"
+            + " writer that finds it set would fail to commit); rows in each task's share wait for its next look",
+            usage, full);
         queueFull = true;
         return false;
+    }
+
+    /** Warns when the queue is first found full, then at most once a minute while it stays full. */
+    private void warnFull(String what, double usage, SQLException e) {
+        long now = nanos.getAsLong();
+        if (queueFull && now - lastWarnNanos < ReceiptsDropped.WARN_EVERY_NANOS) {
+            return;
+        }
+        log.warn("PostgreSQL's NOTIFY queue is full ({}{}% used): {}. {}",
+            e == null ? "" : PostgresErrorClassifier.oneLine(e.getMessage()) + ", SQLState " + e.getSQLState() + "; ",
+            Math.round(usage * 100), what, NotifyQueue.WHAT_TO_DO);
+        lastWarnNanos = now;
     }
 
     /** @return null when the NOTIFY went out, the error when the queue had no room for it */

@@ -150,7 +150,8 @@ final class WakeupCycle {
     private void arm(long now) throws SQLException {
         lingerUntil = Long.MIN_VALUE;
         state = State.BUSY; // until the arming and its snapshot both succeed: a failure arms again next time
-        wakeEveryTask = !flag.arm(wakeEveryTask);
+        boolean sent = flag.arm(wakeEveryTask);
+        wakeEveryTask = wakeEveryTask && !sent;
         armedInPass = passes;
         state = State.SETTLING;
         recheckMs = RECHECK_MIN_MS;

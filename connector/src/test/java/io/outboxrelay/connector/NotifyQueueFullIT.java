@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,6 +38,11 @@ class NotifyQueueFullIT {
         server = ExtraPostgres.start(Map.of("max_notify_queue_pages", "64"), null);
         db = server.createDatabase("queuefull", "");
         pool = db.pool("queue-full-it", 4);
+    }
+
+    @BeforeEach
+    void emptyOutbox() {
+        db.execute("TRUNCATE events RESTART IDENTITY");
     }
 
     @AfterAll
@@ -88,13 +94,14 @@ class NotifyQueueFullIT {
     }
 
     /**
-     * The wake for every task (a look found the flag cleared without a NOTIFY) finds no room: the arming
-     * still sets the flag and notes the writers in progress, and says the wake did not go out; the pass it
-     * belongs to is not failed. Once the session holding the queue back has ended, the next arming makes
-     * room and sends it.
+     * The wake for every task (a look found the flag cleared without a NOTIFY) finds no room: the arming does
+     * not fail (the pass it belongs to goes on), says the wake did not go out, and takes the flag down, since
+     * a writer that found it set would fail to commit; armings leave it down while the queue stays full. Once
+     * the session holding the queue back has ended, the next arming makes room, sets the flag and sends the
+     * wake it owed.
      */
     @Test
-    void anArmingWhoseWakeFindsTheQueueFullStillArmsAndTheNextOneMakesRoom() throws Exception {
+    void whileTheQueueIsFullArmingsLeaveTheFlagDownSoWritersCommitAndTheNextOneWithRoomArms() throws Exception {
         WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
         db.execute("SELECT setval('events_wakeup', 0, true)");
         try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect();
@@ -102,26 +109,38 @@ class NotifyQueueFullIT {
             listen(wakes, "outbox_events");
             holdTheQueueBack(stuck);
             fillTheQueue();
-            writer.setAutoCommit(false);
-            try (Statement st = writer.createStatement()) {
-                st.execute("SELECT txid_current()"); // a writer in progress at the arming
-            }
 
             assertThat(arming.arm(true)).as("the wake did not go out").isFalse();
-            assertThat(arming.armed()).isTrue();
-            assertThat(arming.waiting()).as("the writer in progress was noted").isTrue();
+            assertThat(arming.armed()).as("taken down").isFalse();
+            assertThat(arming.waiting()).isFalse();
             assertThat(logs.text()).contains("NOTIFY queue is full", "could not wake the other tasks");
 
-            writer.rollback();
+            // the control: with the flag set, the application's insert notifies, and its commit fails
+            db.execute("SELECT setval('events_wakeup', 1, true)");
+            assertThatThrownBy(() -> insert(writer))
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
+            assertThat(arming.arm(false)).isTrue();
+            assertThat(arming.armed()).as("still full: left down").isFalse();
+            insert(writer);
+            assertThat(db.queryLong("SELECT count(*) FROM events WHERE type = 'w.full'")).isEqualTo(1);
+
             letTheQueueGo(stuck);
             assertThat(arming.arm(true)).isTrue();
+            assertThat(arming.armed()).isTrue();
+            assertThat(logs.text()).contains("has room again");
             await().atMost(Duration.ofSeconds(10)).until(() -> JdbcOutboxStoreIT.notifications(wakes).contains(""));
+        }
+    }
+
+    private static void insert(Connection writer) throws SQLException {
+        try (Statement st = writer.createStatement()) {
+            st.execute("INSERT INTO events(type, subject, payload) VALUES ('w.full', 's', '{}')");
         }
     }
 
     /** {@code stuck} LISTENs, then stays in a transaction: it reads no notification until that ends. */
     private static void holdTheQueueBack(Connection stuck) throws SQLException {
-        listen(stuck, "anything");
+        listen(stuck, "filler"); // a listener of the channel being filled is one PostgreSQL must wait for
         stuck.setAutoCommit(false);
         try (Statement st = stuck.createStatement()) {
             st.execute("SELECT 1");
@@ -157,6 +176,7 @@ class NotifyQueueFullIT {
             st.execute("SELECT pg_notify('filler', '')");
             return true;
         } catch (SQLException e) {
+            assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("54000");
             return false;
         }
     }
