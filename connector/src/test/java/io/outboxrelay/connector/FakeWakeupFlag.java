@@ -12,10 +12,16 @@ class FakeWakeupFlag implements WakeupCycle.Flag {
     final Deque<Boolean> endings = new ArrayDeque<>();
     int inProgress;
     int looks;
+    /** As WakeupArming while the NOTIFY queue is full: the flag stays down and no wake goes out. */
+    boolean queueFull;
 
     @Override
     public boolean arm(boolean wakeEveryTask) {
         arms++;
+        if (queueFull) {
+            armed = false;
+            return !wakeEveryTask;
+        }
         if (wakeEveryTask) {
             wakes++;
         }

@@ -138,6 +138,28 @@ class NotifyQueueFullIT {
         }
     }
 
+    /** A 54000 that is not the queue's (here a trigger's) still fails the stamp, as any error a retry cannot fix. */
+    @Test
+    void anotherProgramLimitErrorStillFailsTheStampAndStampsNothing() throws Exception {
+        db.insertEvents(2, 2, "t.a");
+        JdbcOutboxStore store = new JdbcOutboxStore(pool, "events", "\"events\"", "queue-1", "0002", 1, 0, 60_000,
+            "outbox_events_fanned", null);
+        List<OutboxStore.Stamp> stamps = stampsFor(store.claim(10).rows());
+        db.execute("CREATE FUNCTION too_big() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " RAISE EXCEPTION 'row too big' USING ERRCODE = '54000'; END $$");
+        db.execute("CREATE TRIGGER too_big BEFORE UPDATE OF fanned_out_at ON events FOR EACH ROW EXECUTE FUNCTION too_big()");
+        try {
+            assertThatThrownBy(() -> store.stamp(stamps)).isInstanceOfSatisfying(SQLException.class, e -> {
+                assertThat(e.getSQLState()).isEqualTo("54000");
+                assertThat(e.getMessage()).contains("row too big");
+            });
+            assertThat(fanned()).isZero();
+        } finally {
+            db.execute("DROP TRIGGER too_big ON events");
+            db.execute("DROP FUNCTION too_big()");
+        }
+    }
+
     /** {@code stuck} LISTENs, then stays in a transaction: it reads no notification until that ends. */
     private static void holdTheQueueBack(Connection stuck) throws SQLException {
         listen(stuck, "filler"); // a listener of the channel being filled is one PostgreSQL must wait for

@@ -226,6 +226,37 @@ class OutboxRelayTaskTest {
         assertThat(flag.arms).isEqualTo(arms + 1);
     }
 
+    /**
+     * A full NOTIFY queue: the look finds the flag cleared by a writer whose commit failed, and its wake for
+     * every task cannot go out. The pass goes on (its claim is not given back): the task claims at each look,
+     * as a polling relay would, and sends the wake it owes once the queue has room.
+     */
+    @Test
+    void whileTheNotifyQueueIsFullTheTaskClaimsAtEachLookAndWakesTheOthersOnceItHasRoom() throws Exception {
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        start(Map.of("outbox.listen.enabled", "true"));
+        assertThat(task.poll()).isNull(); // nothing to claim: armed
+        assertThat(task.poll()).isNull(); // the final claim, then quiet
+        flag.queueFull = true;
+        flag.armed = false;
+        for (long seq = 1; seq <= 3; seq++) {
+            store.insert(seq, "a"); // the flag is down: no NOTIFY
+            assertThat(task.poll()).as("no look yet").isNull();
+            clock.advance(ClaimSchedule.MAX_IDLE_WAIT_MS);
+            assertThat(seqs(task.poll())).as("claimed at the look").containsExactly(seq);
+            assertThat(task.poll()).isNull();
+            assertThat(task.poll()).isNull();
+        }
+        assertThat(flag.wakes).isZero();
+        assertThat(flag.armed).isFalse();
+
+        flag.queueFull = false;
+        clock.advance(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(task.poll()).isNull();
+        assertThat(flag.wakes).as("the wake owed since the first look").isEqualTo(1);
+        assertThat(flag.armed).isTrue();
+    }
+
     @Test
     void leasesOfRowsInFlightAreExtendedAlsoWhileTheTaskBacksOff() throws Exception {
         store.insert(1, "a");

@@ -279,42 +279,32 @@ class WakeupCycleTest {
     }
 
     /**
-     * A full NOTIFY queue: the flag is set but the wake for every task cannot go out. The arming does not fail
-     * (the pass, and the claim it follows, go on); the wake stays owed to every arming until one sends it.
+     * A full NOTIFY queue: the wake for every task cannot go out (and the flag stays down). The arming does not
+     * fail (the pass, and the claim it follows, go on); the wake stays owed to every arming until one sends it.
      */
     @Test
     void aWakeForEveryTaskTheNotifyQueueHasNoRoomForIsOwedUntilAnArmingSendsIt() throws Exception {
-        boolean[] queueFull = {true};
-        FakeWakeupFlag flag = new FakeWakeupFlag() {
-            @Override
-            public boolean arm(boolean wakeEveryTask) {
-                if (wakeEveryTask && queueFull[0]) {
-                    arms++;
-                    armed = true;
-                    return false;
-                }
-                return super.arm(wakeEveryTask);
-            }
-        };
+        FakeWakeupFlag flag = new FakeWakeupFlag();
         WakeupCycle task = new WakeupCycle(flag, () -> { }, 0);
         task.afterClaim(0, false, 0);
         task.beforeClaim(0);
         task.afterClaim(0, false, 0);
         assertThat(task.state()).isEqualTo(State.QUIET);
         flag.armed = false; // cleared by a writer whose notifying commit failed
+        flag.queueFull = true;
 
         long t = ClaimSchedule.MAX_IDLE_WAIT_MS;
         int arms = flag.arms;
         task.beforeClaim(t); // the look: arms, the NOTIFY finds no room
         assertThat(flag.arms).isEqualTo(arms + 1);
-        assertThat(task.state()).as("armed all the same").isEqualTo(State.SETTLING);
+        assertThat(task.state()).as("settles all the same").isEqualTo(State.SETTLING);
         task.afterClaim(0, false, t);
         task.beforeClaim(t + 1); // a pass later: rows arrived, the claim comes back short and arms again
         task.afterClaim(1, false, t + 1);
         assertThat(flag.arms).as("tried again").isEqualTo(arms + 2);
         assertThat(flag.wakes).isZero();
 
-        queueFull[0] = false;
+        flag.queueFull = false;
         task.beforeClaim(t + 2);
         task.afterClaim(1, false, t + 2);
         assertThat(flag.arms).isEqualTo(arms + 3);
