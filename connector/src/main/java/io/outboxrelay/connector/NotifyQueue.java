@@ -25,11 +25,17 @@ final class NotifyQueue {
         return FULL.equals(e.getSQLState());
     }
 
+    /** What {@link #advanceTail} returns when it could not read the queue. */
+    static final double UNKNOWN = -1;
+
     /**
      * Moves the queue's tail past what every listener has read, and returns how full the queue is then (0 to
      * 1). PostgreSQL moves the tail only when a notifying commit crosses a page boundary or this function
      * runs, and a full queue lets no notifying commit through: after the session that held the queue back
      * has ended, the queue stays full until this runs.
+     *
+     * @return {@link #UNKNOWN} when the function failed for another reason than a lost connection (EXECUTE
+     *         revoked, a statement timeout): the caller then tries its NOTIFY as if there were room
      */
     static double advanceTail(Connection c) throws SQLException {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_notification_queue_usage()")) {
@@ -39,11 +45,16 @@ final class NotifyQueue {
             if (e.getSQLState() == null || e.getSQLState().startsWith("08")) {
                 throw e; // the connection is gone: the pass fails and is retried
             }
-            return 1; // not allowed (EXECUTE revoked), timed out: count the queue as full, the caller goes on
+            return UNKNOWN;
         }
     }
 
-    /** Whether a NOTIFY tried again now should find room: the queue is at most half full. */
+    /** "42% used", or "usage unknown". */
+    static String describe(double usage) {
+        return usage < 0 ? "usage unknown" : Math.round(usage * 100) + "% used";
+    }
+
+    /** Whether a NOTIFY tried now should find room: the queue is at most half full, or its usage is unknown. */
     static boolean hasRoom(double usage) {
         return usage <= 0.5;
     }

@@ -40,10 +40,10 @@ final class ReceiptsDropped {
         if (dropping && now - lastWarnNanos < WARN_EVERY_NANOS) {
             return;
         }
-        log.warn("PostgreSQL's NOTIFY queue is full ({}{}% used): stamped {} row(s) without their write receipts{};"
+        log.warn("PostgreSQL's NOTIFY queue is full ({}{}): stamped {} row(s) without their write receipts{};"
                 + " writers awaiting them read fanned_out_at instead. {}",
             e == null ? "" : PostgresErrorClassifier.oneLine(e.getMessage()) + ", SQLState " + e.getSQLState() + "; ",
-            Math.round(usage * 100), rowsSinceWarn, dropping ? " since the last warning" : "", NotifyQueue.WHAT_TO_DO);
+            NotifyQueue.describe(usage), rowsSinceWarn, dropping ? " since the last warning" : "", NotifyQueue.WHAT_TO_DO);
         dropping = true;
         lastWarnNanos = now;
         rowsSinceWarn = 0;

@@ -1,7 +1,6 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.Identifiers;
-import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,8 +35,10 @@ final class WakeupArming implements WakeupCycle.Flag {
     private final String channel;
     private List<String> inProgress = List.of();
     private final LongSupplier nanos;
-    /** Whether a wake-up found the NOTIFY queue full, and no arming found room since. */
-    private boolean queueFull;
+    /** Whether this task's last arming left the flag down because the NOTIFY queue was full. */
+    private boolean holdingDown;
+    /** Whether the role may run pg_notification_queue_usage() (null: not asked yet). */
+    private Boolean queueReadable;
     private long lastWarnNanos;
 
     /** @param channel the channel the table's trigger notifies ({@code outbox.notify.channel}) */
@@ -100,38 +101,73 @@ final class WakeupArming implements WakeupCycle.Flag {
      * its snapshot is taken after the flag is visible to every writer). The NOTIFY, when asked for, is sent
      * by an autocommit statement after the flag is set: a task it reaches arms and claims after that.
      *
-     * <p>A full NOTIFY queue does not fail the arming (a failed pass would give back the rows just claimed,
-     * and claim them again only to fail the same way for as long as the queue stays full). While the queue
-     * is full the flag stays down instead: a writer that found it set would notify, and its commit would
-     * fail. The task then finds the flag down at each look ({@link ClaimSchedule#MAX_IDLE_WAIT_MS}) and
-     * claims, as a polling relay would, until an arming finds room again. A wake-up asked for meanwhile is
-     * reported unsent, and owed to the next arming.
+     * <p>A full NOTIFY queue (over half full) does not fail the arming: a failed pass would give back the
+     * rows just claimed, and claim them again only to fail the same way for as long as the queue stays
+     * full. The flag stays down instead (every task's arming reads the queue in the same statement that
+     * sets the flag, and one whose wake-up NOTIFY found no room takes it down again), since a writer that
+     * found it set would notify and fail to commit. While it holds the flag down, this task reports it
+     * cleared ({@link #armed}), so that each of its looks ({@link ClaimSchedule#MAX_IDLE_WAIT_MS}) arms and
+     * claims, as a polling relay would, whatever another task set meanwhile; it still notes the writers in
+     * progress and claims as they end. A wake-up asked for meanwhile is reported unsent, and owed to the
+     * next arming.
      */
     @Override
     public boolean arm(boolean wakeEveryTask) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            if (queueFull && !roomAgain(c)) {
-                inProgress = List.of(); // the flag stays down: no writer skips a NOTIFY because of it
-                return !wakeEveryTask;
-            }
-            setFlag(c, 1);
-            boolean woke = !wakeEveryTask || wakeEveryTask(c);
-            if (!woke) {
-                setFlag(c, 0); // the queue is full: a writer that found the flag set would fail to commit
-                inProgress = List.of();
-                return false;
-            }
-            List<String> xids = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    xids.add(rs.getString(1));
+            double usage = raiseFlag(c);
+            boolean raised = !NotifyQueue.hasRoom(usage) ? false : !wakeEveryTask || wakeEveryTask(c);
+            if (!raised) {
+                if (NotifyQueue.hasRoom(usage)) {
+                    setFlag(c, 0); // the wake-up found no room after all: a writer that found the flag set would fail
                 }
+                holdDown(wakeEveryTask, usage);
+            } else if (holdingDown) {
+                holdingDown = false;
+                log.info("PostgreSQL's NOTIFY queue has room again ({}): the relay sets the wake-up flag {} of {} again",
+                    NotifyQueue.describe(usage), sequence, table);
             }
-            inProgress = xids;
-            return true;
+            inProgress = inProgress(c);
+            return raised || !wakeEveryTask;
         }
+    }
+
+    /**
+     * Sets the flag unless the NOTIFY queue is over half full (then down), in one statement whose reading of
+     * the queue also moves its tail (see {@link NotifyQueue#advanceTail}).
+     *
+     * @return how full the queue is (0 when the role may not read it: then the flag is set as before)
+     */
+    private double raiseFlag(Connection c) throws SQLException {
+        if (queueReadable == null) {
+            queueReadable = queueReadable(c);
+        }
+        if (!queueReadable) {
+            setFlag(c, 1);
+            return 0;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT u, setval(?::regclass, CASE WHEN u > 0.5 THEN 0 ELSE 1"
+            + " END, true) FROM pg_notification_queue_usage() u")) {
+            ps.setString(1, sequence);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getDouble(1);
+            }
+        }
+    }
+
+    private boolean queueReadable(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+            "SELECT has_function_privilege('pg_catalog.pg_notification_queue_usage()', 'EXECUTE')");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            if (rs.getBoolean(1)) {
+                return true;
+            }
+        }
+        log.warn("The relay's role may not run pg_notification_queue_usage(), so it cannot keep the wake-up flag {} down"
+            + " while PostgreSQL's NOTIFY queue is full (the application's inserts that find it set then fail to"
+            + " commit): GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO outbox_relay", sequence);
+        return false;
     }
 
     private void setFlag(Connection c, int value) throws SQLException {
@@ -142,18 +178,29 @@ final class WakeupArming implements WakeupCycle.Flag {
         }
     }
 
-    /** While the queue was full: moves its tail and says whether that made room (then the flag goes up again). */
-    private boolean roomAgain(Connection c) throws SQLException {
-        double usage = NotifyQueue.advanceTail(c);
-        if (!NotifyQueue.hasRoom(usage)) {
-            warnFull("the relay leaves the wake-up flag " + sequence + " of " + table + " down, and each of its tasks"
-                + " claims at its next look", usage, null);
-            return false;
+    private List<String> inProgress(Connection c) throws SQLException {
+        List<String> xids = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                xids.add(rs.getString(1));
+            }
         }
-        queueFull = false;
-        log.info("PostgreSQL's NOTIFY queue has room again ({}% used): the relay arms its wake-up flag {} again",
-            Math.round(usage * 100), sequence);
-        return true;
+        return xids;
+    }
+
+    /** The flag stays down: warns when this task first holds it down, then at most once a minute. */
+    private void holdDown(boolean wakeEveryTask, double usage) {
+        long now = nanos.getAsLong();
+        if (!holdingDown || now - lastWarnNanos >= ReceiptsDropped.WARN_EVERY_NANOS) {
+            log.warn("PostgreSQL's NOTIFY queue is full ({}): the relay keeps the wake-up flag {} of {} down (a"
+                    + " writer that found it set would notify and fail to commit){}, and each task claims at its next"
+                    + " look instead, every {} ms. {}", NotifyQueue.describe(usage), sequence, table,
+                wakeEveryTask ? " and could not wake its other tasks" : "", ClaimSchedule.MAX_IDLE_WAIT_MS,
+                NotifyQueue.WHAT_TO_DO);
+            lastWarnNanos = now;
+        }
+        holdingDown = true;
     }
 
     /**
@@ -161,35 +208,10 @@ final class WakeupArming implements WakeupCycle.Flag {
      * room, the NOTIFY once more; false when it still found none.
      */
     private boolean wakeEveryTask(Connection c) throws SQLException {
-        SQLException full = notifyEveryTask(c);
-        double usage = 1;
-        if (full != null) {
-            usage = NotifyQueue.advanceTail(c);
-            if (NotifyQueue.hasRoom(usage)) {
-                full = notifyEveryTask(c);
-            }
-        }
-        if (full == null) {
+        if (notifyEveryTask(c) == null) {
             return true;
         }
-        warnFull("the relay could not wake the other tasks of " + table + " after a writer cleared the wake-up flag "
-            + sequence + " without its NOTIFY reaching them, and takes the flag down until the queue has room (a"
-            + " writer that finds it set would fail to commit); rows in each task's share wait for its next look",
-            usage, full);
-        queueFull = true;
-        return false;
-    }
-
-    /** Warns when the queue is first found full, then at most once a minute while it stays full. */
-    private void warnFull(String what, double usage, SQLException e) {
-        long now = nanos.getAsLong();
-        if (queueFull && now - lastWarnNanos < ReceiptsDropped.WARN_EVERY_NANOS) {
-            return;
-        }
-        log.warn("PostgreSQL's NOTIFY queue is full ({}{}% used): {}. {}",
-            e == null ? "" : PostgresErrorClassifier.oneLine(e.getMessage()) + ", SQLState " + e.getSQLState() + "; ",
-            Math.round(usage * 100), what, NotifyQueue.WHAT_TO_DO);
-        lastWarnNanos = now;
+        return NotifyQueue.hasRoom(NotifyQueue.advanceTail(c)) && notifyEveryTask(c) == null;
     }
 
     /** @return null when the NOTIFY went out, the error when the queue had no room for it */
@@ -241,9 +263,15 @@ final class WakeupArming implements WakeupCycle.Flag {
         }
     }
 
-    /** Whether the flag is still set (a writer clears it when it sends the NOTIFY). */
+    /**
+     * Whether the flag is still set (a writer clears it when it sends the NOTIFY); false while this task holds
+     * it down, whatever another task set meanwhile, so that its looks keep claiming.
+     */
     @Override
     public boolean armed() throws SQLException {
+        if (holdingDown) {
+            return false;
+        }
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT pg_sequence_last_value(?::regclass) = 1")) {
             ps.setString(1, sequence);

@@ -29,7 +29,9 @@ final class WakeupCycle {
     interface Flag {
         /**
          * Sets the flag and notes the writers in progress; with {@code wakeEveryTask} also sends a NOTIFY, so
-         * that every task of the table arms again and claims as if a writer had sent one.
+         * that every task of the table arms again and claims as if a writer had sent one. While the server's
+         * NOTIFY queue is full the flag stays down instead, and {@link #armed} reads false, so that each look
+         * claims.
          *
          * @return false when the NOTIFY asked for could not be sent (the server's queue is full)
          */
@@ -139,12 +141,22 @@ final class WakeupCycle {
         }
     }
 
-    /** How long an idle poll may wait: while settling, no longer than the next look at the writers. */
+    /**
+     * How long an idle poll may wait: no longer than the next look at the flag (a wait cut short, by an
+     * acknowledgement for instance, must not put it off), and while settling than the next look at the writers.
+     */
     long idleWaitMs(long now, long idleWaitMs) {
         if (lingerUntil != Long.MIN_VALUE) {
             return Math.max(1, Math.min(idleWaitMs, lingerUntil - now));
         }
-        return state == State.SETTLING ? Math.max(1, Math.min(idleWaitMs, nextSettleCheckAt - now)) : idleWaitMs;
+        if (state == State.BUSY) {
+            return idleWaitMs;
+        }
+        long wait = Math.min(idleWaitMs, nextArmCheckAt - now);
+        if (state == State.SETTLING) {
+            wait = Math.min(wait, nextSettleCheckAt - now);
+        }
+        return Math.max(1, wait);
     }
 
     private void arm(long now) throws SQLException {

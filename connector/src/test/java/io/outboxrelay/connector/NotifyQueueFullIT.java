@@ -95,14 +95,16 @@ class NotifyQueueFullIT {
 
     /**
      * The wake for every task (a look found the flag cleared without a NOTIFY) finds no room: the arming does
-     * not fail (the pass it belongs to goes on), says the wake did not go out, and takes the flag down, since
-     * a writer that found it set would fail to commit; armings leave it down while the queue stays full. Once
-     * the session holding the queue back has ended, the next arming makes room, sets the flag and sends the
-     * wake it owed.
+     * not fail (the pass it belongs to goes on) and says the wake did not go out; the flag stays down, since a
+     * writer that found it set would fail to commit, and every task's arming (also one that never met the full
+     * queue) leaves it down while the queue is full. The task holding it down reads it cleared whatever another
+     * set, so its looks keep claiming. Once the session holding the queue back has ended, the next arming
+     * makes room, sets the flag, notes the writers then in progress and sends the wake it owed.
      */
     @Test
     void whileTheQueueIsFullArmingsLeaveTheFlagDownSoWritersCommitAndTheNextOneWithRoomArms() throws Exception {
         WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
+        WakeupArming otherTask = new WakeupArming(pool, "events", "outbox_events");
         db.execute("SELECT setval('events_wakeup', 0, true)");
         try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect();
              LogCapture logs = LogCapture.start()) {
@@ -111,25 +113,37 @@ class NotifyQueueFullIT {
             fillTheQueue();
 
             assertThat(arming.arm(true)).as("the wake did not go out").isFalse();
-            assertThat(arming.armed()).as("taken down").isFalse();
-            assertThat(arming.waiting()).isFalse();
-            assertThat(logs.text()).contains("NOTIFY queue is full", "could not wake the other tasks");
+            assertThat(flag()).as("left down").isZero();
+            assertThat(logs.text()).contains("NOTIFY queue is full", "keeps the wake-up flag", "could not wake");
 
             // the control: with the flag set, the application's insert notifies, and its commit fails
             db.execute("SELECT setval('events_wakeup', 1, true)");
             assertThatThrownBy(() -> insert(writer))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
-            assertThat(arming.arm(false)).isTrue();
-            assertThat(arming.armed()).as("still full: left down").isFalse();
+            db.execute("SELECT setval('events_wakeup', 1, true)");
+            assertThat(arming.armed()).as("held down by this task: its look claims").isFalse();
+            assertThat(otherTask.arm(false)).isTrue();
+            assertThat(flag()).as("an arming while the queue is full takes it down, also another task's").isZero();
             insert(writer);
             assertThat(db.queryLong("SELECT count(*) FROM events WHERE type = 'w.full'")).isEqualTo(1);
 
             letTheQueueGo(stuck);
+            writer.setAutoCommit(false);
+            try (Statement st = writer.createStatement()) {
+                st.execute("SELECT txid_current()"); // a writer in progress at the arming
+            }
             assertThat(arming.arm(true)).isTrue();
             assertThat(arming.armed()).isTrue();
+            assertThat(arming.waiting()).as("the writer in progress noted after the flag went up").isTrue();
+            writer.rollback();
+            assertThat(arming.someEnded()).isTrue();
             assertThat(logs.text()).contains("has room again");
             await().atMost(Duration.ofSeconds(10)).until(() -> JdbcOutboxStoreIT.notifications(wakes).contains(""));
         }
+    }
+
+    private static long flag() {
+        return db.queryLong("SELECT pg_sequence_last_value('events_wakeup')");
     }
 
     private static void insert(Connection writer) throws SQLException {

@@ -109,18 +109,26 @@ class WakeupCycleTest {
 
     @Test
     void theLookAtTheWritersBacksOffToTheIdleWaitWhileALongTransactionRuns() throws Exception {
-        flag.inProgress = 1;
+        flag.inProgress = 1; // never ends
         cycle.afterClaim(1, false, 0);
         long now = 0;
-        long wait = 0;
-        for (int i = 0; i < 12; i++) {
+        int polls = 0;
+        List<Long> waits = new ArrayList<>();
+        while (now < 2_000) {
             flag.endings.add(false);
             cycle.beforeClaim(now);
-            wait = cycle.idleWaitMs(now, ClaimSchedule.MAX_IDLE_WAIT_MS);
+            long wait = cycle.idleWaitMs(now, ClaimSchedule.MAX_IDLE_WAIT_MS);
+            waits.add(wait);
             now += wait;
+            polls++;
         }
-        assertThat(wait).as("2, 4, 8 ... capped at the idle wait").isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
-        assertThat(flag.looks).isEqualTo(12);
+        assertThat(waits.subList(0, 5)).as("doubling").containsExactly(4L, 8L, 16L, 32L, 64L);
+        assertThat(waits.subList(0, 6).stream().mapToLong(Long::longValue).sum())
+            .as("the sixth wait ends when the look at the flag is due").isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS);
+        assertThat(waits).allSatisfy(w -> assertThat(w).isBetween(1L, ClaimSchedule.MAX_IDLE_WAIT_MS));
+        long idleWaits = 2_000 / ClaimSchedule.MAX_IDLE_WAIT_MS;
+        assertThat(flag.looks).as("then about one look at the writers per idle wait").isLessThanOrEqualTo((int) (6 + idleWaits + 1));
+        assertThat(polls).as("and one look at the flag").isLessThanOrEqualTo((int) (flag.looks + idleWaits + 1));
     }
 
     @Test
@@ -139,6 +147,19 @@ class WakeupCycleTest {
         assertThat(flag.arms).isEqualTo(2);
         assertThat(cycle.state()).isEqualTo(State.SETTLING);
         assertThat(flag.wakes).as("and it sends the NOTIFY the writer did not").isEqualTo(1);
+    }
+
+    /** An idle wait cut short (an acknowledgement) does not put the next look off: it ends when the look is due. */
+    @Test
+    void aQuietTaskWaitsNoLongerThanItsNextLookAtTheFlag() throws Exception {
+        cycle.afterClaim(0, false, 0);
+        cycle.beforeClaim(0); // the look at 0: the next one is due at MAX_IDLE_WAIT_MS
+        cycle.afterClaim(0, false, 0);
+        assertThat(cycle.state()).isEqualTo(State.QUIET);
+        assertThat(cycle.idleWaitMs(100, ClaimSchedule.MAX_IDLE_WAIT_MS))
+            .isEqualTo(ClaimSchedule.MAX_IDLE_WAIT_MS - 100);
+        assertThat(cycle.idleWaitMs(ClaimSchedule.MAX_IDLE_WAIT_MS + 5, ClaimSchedule.MAX_IDLE_WAIT_MS))
+            .as("overdue: at once").isEqualTo(1);
     }
 
     /**
