@@ -29,6 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 final class WakeupArming implements WakeupCycle.Flag {
     private static final Logger log = LoggerFactory.getLogger(WakeupArming.class);
+    private static final String INSUFFICIENT_PRIVILEGE = "42501";
     private final DataSource dataSource;
     private final String sequence;
     private final String table;
@@ -114,13 +115,17 @@ final class WakeupArming implements WakeupCycle.Flag {
     @Override
     public boolean arm(boolean wakeEveryTask) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
+            // leaving a hold-down wakes every task: rows written while the flag was down may be in their share,
+            // and a task whose looks missed that spell reads the flag armed again
+            boolean wake = wakeEveryTask || holdingDown;
             double usage = raiseFlag(c);
-            boolean raised = !NotifyQueue.hasRoom(usage) ? false : !wakeEveryTask || wakeEveryTask(c);
+            boolean raised = NotifyQueue.hasRoom(usage) && (!wake || wakeEveryTask(c));
             if (!raised) {
                 if (NotifyQueue.hasRoom(usage)) {
                     setFlag(c, 0); // the wake-up found no room after all: a writer that found the flag set would fail
+                    usage = NotifyQueue.advanceTail(c);
                 }
-                holdDown(wakeEveryTask, usage);
+                holdDown(wake, usage);
             } else if (holdingDown) {
                 holdingDown = false;
                 log.info("PostgreSQL's NOTIFY queue has room again ({}): the relay sets the wake-up flag {} of {} again",
@@ -135,24 +140,35 @@ final class WakeupArming implements WakeupCycle.Flag {
      * Sets the flag unless the NOTIFY queue is over half full (then down), in one statement whose reading of
      * the queue also moves its tail (see {@link NotifyQueue#advanceTail}).
      *
-     * @return how full the queue is (0 when the role may not read it: then the flag is set as before)
+     * @return how full the queue is; when the role may not read it, 0 (the flag is set as before), or 1 while
+     *         this task holds the flag down and a NOTIFY sent to probe the queue found no room
      */
     private double raiseFlag(Connection c) throws SQLException {
         if (queueReadable == null) {
             queueReadable = queueReadable(c);
         }
-        if (!queueReadable) {
-            setFlag(c, 1);
-            return 0;
-        }
-        try (PreparedStatement ps = c.prepareStatement("SELECT u, setval(?::regclass, CASE WHEN u > 0.5 THEN 0 ELSE 1"
-            + " END, true) FROM pg_notification_queue_usage() u")) {
-            ps.setString(1, sequence);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getDouble(1);
+        if (queueReadable) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT u, setval(?::regclass, CASE WHEN u > 0.5 THEN 0"
+                + " ELSE 1 END, true) FROM pg_notification_queue_usage() u")) {
+                ps.setString(1, sequence);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getDouble(1);
+                }
+            } catch (SQLException e) {
+                if (!INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+                    throw e;
+                }
+                queueReadable = false; // EXECUTE revoked since the task started
+                warnUnreadable();
             }
         }
+        // the queue cannot be read: while holding the flag down, a NOTIFY tells whether it has room again
+        if (holdingDown && notifyEveryTask(c) != null) {
+            return 1;
+        }
+        setFlag(c, 1);
+        return 0;
     }
 
     private boolean queueReadable(Connection c) throws SQLException {
@@ -164,10 +180,14 @@ final class WakeupArming implements WakeupCycle.Flag {
                 return true;
             }
         }
-        log.warn("The relay's role may not run pg_notification_queue_usage(), so it cannot keep the wake-up flag {} down"
-            + " while PostgreSQL's NOTIFY queue is full (the application's inserts that find it set then fail to"
-            + " commit): GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO outbox_relay", sequence);
+        warnUnreadable();
         return false;
+    }
+
+    private void warnUnreadable() {
+        log.warn("The relay's role may not run pg_notification_queue_usage(), so it cannot keep the wake-up flag {} down"
+            + " before PostgreSQL's NOTIFY queue is full (the application's inserts that find it set then fail to"
+            + " commit): GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO outbox_relay", sequence);
     }
 
     private void setFlag(Connection c, int value) throws SQLException {
@@ -193,9 +213,9 @@ final class WakeupArming implements WakeupCycle.Flag {
     private void holdDown(boolean wakeEveryTask, double usage) {
         long now = nanos.getAsLong();
         if (!holdingDown || now - lastWarnNanos >= ReceiptsDropped.WARN_EVERY_NANOS) {
-            log.warn("PostgreSQL's NOTIFY queue is full ({}): the relay keeps the wake-up flag {} of {} down (a"
-                    + " writer that found it set would notify and fail to commit){}, and each task claims at its next"
-                    + " look instead, every {} ms. {}", NotifyQueue.describe(usage), sequence, table,
+            log.warn("PostgreSQL's NOTIFY queue is too full for the wake-up flag ({}): the relay keeps the flag {} of"
+                    + " {} down (a writer that found it set would notify and fail to commit){}, and each task claims at"
+                    + " its next look instead, every {} ms. {}", NotifyQueue.describe(usage), sequence, table,
                 wakeEveryTask ? " and could not wake its other tasks" : "", ClaimSchedule.MAX_IDLE_WAIT_MS,
                 NotifyQueue.WHAT_TO_DO);
             lastWarnNanos = now;
