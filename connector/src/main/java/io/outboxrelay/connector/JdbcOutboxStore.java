@@ -166,7 +166,7 @@ final class JdbcOutboxStore implements OutboxStore {
         }
         // the session that held the queue back may have ended: moving the tail then makes room
         double usage = queueUsage();
-        if (NotifyQueue.hasRoom(usage)) {
+        if (usage != NotifyQueue.UNKNOWN && NotifyQueue.hasRoom(usage)) {
             try {
                 return stampWithReceipts(rows, receipts);
             } catch (SQLException e) {

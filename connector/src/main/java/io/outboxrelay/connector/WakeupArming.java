@@ -156,15 +156,16 @@ final class WakeupArming implements WakeupCycle.Flag {
                     return rs.getDouble(1);
                 }
             } catch (SQLException e) {
-                if (!INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+                // EXECUTE revoked since the task started; a privilege missing on the flag itself fails as before
+                if (!INSUFFICIENT_PRIVILEGE.equals(e.getSQLState()) || queueReadable(c)) {
                     throw e;
                 }
-                queueReadable = false; // EXECUTE revoked since the task started
-                warnUnreadable();
+                queueReadable = false;
             }
         }
         // the queue cannot be read: while holding the flag down, a NOTIFY tells whether it has room again
         if (holdingDown && notifyEveryTask(c) != null) {
+            setFlag(c, 0);
             return 1;
         }
         setFlag(c, 1);
@@ -292,8 +293,12 @@ final class WakeupArming implements WakeupCycle.Flag {
         if (holdingDown) {
             return false;
         }
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT pg_sequence_last_value(?::regclass) = 1")) {
+        // a queue over half full reads as cleared: the look then arms, which takes the flag down before the
+        // application's next insert finds it set
+        String sql = Boolean.TRUE.equals(queueReadable)
+            ? "SELECT pg_sequence_last_value(?::regclass) = 1 AND pg_notification_queue_usage() <= 0.5"
+            : "SELECT pg_sequence_last_value(?::regclass) = 1";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, sequence);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

@@ -106,6 +106,9 @@ class NotifyQueueFullIT {
     void whileTheQueueIsFullArmingsLeaveTheFlagDownSoWritersCommitAndTheNextOneWithRoomArms() throws Exception {
         WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
         WakeupArming otherTask = new WakeupArming(pool, "events", "outbox_events");
+        WakeupArming quietTask = new WakeupArming(pool, "events", "outbox_events");
+        assertThat(quietTask.arm(false)).isTrue(); // armed while the queue had room
+        assertThat(quietTask.armed()).isTrue();
         db.execute("SELECT setval('events_wakeup', 0, true)");
         try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect();
              LogCapture logs = LogCapture.start()) {
@@ -124,6 +127,8 @@ class NotifyQueueFullIT {
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
             db.execute("SELECT setval('events_wakeup', 1, true)");
             assertThat(arming.armed()).as("held down by this task: its look claims").isFalse();
+            assertThat(quietTask.armed()).as("a quiet task's look reads a full queue as a cleared flag, and arms")
+                .isFalse();
             assertThat(otherTask.arm(false)).isTrue();
             assertThat(flag()).as("an arming while the queue is full takes it down, also another task's").isZero();
             insert(writer);
