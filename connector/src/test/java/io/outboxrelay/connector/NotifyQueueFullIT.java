@@ -54,8 +54,7 @@ class NotifyQueueFullIT {
     @Test
     void aFullNotifyQueueStampsTheRowsWithoutTheirReceiptsAndTheRelayMakesRoomOnceItCan() throws Exception {
         db.insertEvents(4, 4, "t.a");
-        JdbcOutboxStore store = new JdbcOutboxStore(pool, "events", "\"events\"", "queue-0", "0001", 1, 0, 60_000,
-            "outbox_events_fanned", null);
+        JdbcOutboxStore store = store("queue-0");
         List<OutboxStore.Stamp> stamps = stampsFor(store.claim(3).rows());
         assertThat(stamps).hasSize(3);
 
@@ -164,8 +163,7 @@ class NotifyQueueFullIT {
     @Test
     void anotherProgramLimitErrorStillFailsTheStampAndStampsNothing() throws Exception {
         db.insertEvents(2, 2, "t.a");
-        JdbcOutboxStore store = new JdbcOutboxStore(pool, "events", "\"events\"", "queue-1", "0002", 1, 0, 60_000,
-            "outbox_events_fanned", null);
+        JdbcOutboxStore store = store("queue-1");
         List<OutboxStore.Stamp> stamps = stampsFor(store.claim(10).rows());
         db.execute("CREATE FUNCTION too_big() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
             + " RAISE EXCEPTION 'row too big' USING ERRCODE = '54000'; END $$");
@@ -223,6 +221,11 @@ class NotifyQueueFullIT {
             assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("54000");
             return false;
         }
+    }
+
+    /** A task's store on the table, with write receipts on. */
+    private static JdbcOutboxStore store(String task) {
+        return new JdbcOutboxStore(pool, "events", "\"events\"", task, "0001", 1, 0, 60_000, "outbox_events_fanned", null);
     }
 
     private static List<OutboxStore.Stamp> stampsFor(List<ClaimedRow> rows) {
