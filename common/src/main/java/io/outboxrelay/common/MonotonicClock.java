@@ -8,10 +8,11 @@ import java.util.function.LongSupplier;
 
 /**
  * A task's clock for its timers (the relay's lease extension, linger, back-off and sweep; the mention task's
- * scans and mark retries): it never goes back, and between two readings it moves by whichever moved more, {@link System#nanoTime} or the wall clock. A
- * wall clock stepped back (NTP) would push every deadline the task set that much further away, and the
- * leases it holds would lapse unextended; nanoTime alone stands still while the host is suspended, when
- * the database's clock, which the leases run on, does not. Starts at the wall clock's reading.
+ * scans and mark retries): it never goes back, and between two readings it moves by whichever moved more,
+ * {@link System#nanoTime} or the wall clock. A wall clock stepped back (NTP) would push every deadline the
+ * task set that much further away, and the leases it holds would lapse unextended; nanoTime alone stands
+ * still while the host is suspended, when the database's clock, which the leases run on, does not. Starts at
+ * the wall clock's reading.
  */
 public final class MonotonicClock extends Clock {
     private final LongSupplier nanos;

@@ -8,7 +8,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;
@@ -35,7 +34,6 @@ final class WakeupArming implements WakeupCycle.Flag {
     private final String table;
     private final String channel;
     private List<String> inProgress = List.of();
-    private final LongSupplier nanos;
     /** Whether this task's last arming left the flag down because the NOTIFY queue was full. */
     private boolean holdingDown;
     /** Whether the role may run pg_notification_queue_usage() (null: not asked yet). */
@@ -48,7 +46,6 @@ final class WakeupArming implements WakeupCycle.Flag {
         this.sequence = sequenceOf(table);
         this.table = table;
         this.channel = channel;
-        this.nanos = System::nanoTime;
     }
 
     /** The quoted name of the flag sequence of {@code table}. */
@@ -181,14 +178,10 @@ final class WakeupArming implements WakeupCycle.Flag {
                 return true;
             }
         }
-        warnUnreadable();
-        return false;
-    }
-
-    private void warnUnreadable() {
         log.warn("The relay's role may not run pg_notification_queue_usage(), so it cannot keep the wake-up flag {} down"
             + " before PostgreSQL's NOTIFY queue is full (the application's inserts that find it set then fail to"
             + " commit): GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO outbox_relay", sequence);
+        return false;
     }
 
     private void setFlag(Connection c, int value) throws SQLException {
@@ -212,7 +205,7 @@ final class WakeupArming implements WakeupCycle.Flag {
 
     /** The flag stays down: warns when this task first holds it down, then at most once a minute. */
     private void holdDown(boolean wakeEveryTask, double usage) {
-        long now = nanos.getAsLong();
+        long now = System.nanoTime();
         if (!holdingDown || now - lastWarnNanos >= ReceiptsDropped.WARN_EVERY_NANOS) {
             log.warn("PostgreSQL's NOTIFY queue is too full for the wake-up flag ({}): the relay keeps the flag {} of"
                     + " {} down (a writer that found it set would notify and fail to commit){}, and each task claims at"
