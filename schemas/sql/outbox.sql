@@ -5,8 +5,9 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The three blocks below are, to the letter, the versioned migrations
--- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql and V3__outbox_operator_sql.sql, which
+-- trigger are replaced. The four blocks below are, to the letter, the versioned migrations
+-- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql and
+-- V4__outbox_wakeup_clears.sql, which
 -- Flyway and Liquibase users apply instead (README "Upgrading"); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -18,6 +19,7 @@
 -- Objects, for table events in schema public (the defaults):
 --   events                 the outbox, with its partial indexes events_unfanned_idx and events_poisoned_idx
 --   events_wakeup          the wake-up flag the relay arms (a sequence)
+--   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads)
 --   events_notify()        the trigger function, attached as events_notify_insert with the channel
 --   events_requeue(seq)    puts one poisoned row back in line
 --   events_requeue_matching(type_pattern, poisoned_from, poisoned_to)  the same in bulk
@@ -242,5 +244,45 @@ BEGIN
       FROM %3$s
      WHERE poisoned_at IS NOT NULL AND fanned_out_at IS NULL
   $ddl$, s, n || '_poisoned', tbl, c_id, c_type, c_subject, c_occurred);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  -- How often a writer has taken the flag down. A relay task that waits reads it: when it moved since the
+  -- task armed the flag, a writer cleared it, and the task claims whether or not that writer's NOTIFY reached
+  -- it (the writer rolled back, the NOTIFY queue was too full for it, LISTEN was down, or another task armed
+  -- the flag again since). Not transactional, like the flag: a clear counts at once, rolled back or not.
+  EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I.%I AS bigint', s, n || '_wakeup_clears');
+  EXECUTE format('GRANT SELECT ON SEQUENCE %I.%I TO outbox_relay', s, n || '_wakeup_clears');
+
+  -- Once per inserting statement, as its owner (writers need no grant on the sequences). While the flag is 1
+  -- a relay task waits: take it down, count the clear, then NOTIFY, unless the queue is over half full (a
+  -- NOTIFY that finds it full fails the application's commit; the count tells the relay instead). While the
+  -- flag is 0 every task is busy, and the insert pays one read of a sequence.
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      IF pg_sequence_last_value(%3$L::regclass) = 1 THEN
+        PERFORM setval(%3$L::regclass, 0, true);
+        PERFORM nextval(%4$L::regclass);
+        IF pg_notification_queue_usage() <= 0.5 THEN
+          PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+        END IF;
+      END IF;
+      RETURN NULL;
+    END;
+    $fn$
+  $ddl$, s, n || '_notify', format('%I.%I', s, n || '_wakeup'), format('%I.%I', s, n || '_wakeup_clears'));
 END;
 $outbox$;
