@@ -18,6 +18,11 @@ import org.slf4j.MDC;
  * every batch of notifications. It calls {@code onListening} each time LISTEN is in place, the first
  * time included: notifications sent before (while the task started, or while the session was broken
  * and it reconnected with a doubling delay) were never delivered, so the owner looks for their work.
+ * A session that only listens sends nothing, so a connection that died without a word (a half-open TCP
+ * connection: a firewall dropped it, the server's host vanished) would go unnoticed for as long as TCP
+ * keepalive takes, hours on Linux: every {@link #PROBE_INTERVAL_MS}, and at once when the owner asks
+ * ({@link #checkAlive}), the thread runs a query that must answer within {@link #PROBE_TIMEOUT_MS}, and
+ * reconnects when it does not.
  */
 public final class PostgresListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
@@ -31,6 +36,12 @@ public final class PostgresListener implements AutoCloseable {
     private volatile Connection connection;
     private volatile long wakeups;
     private volatile boolean connected;
+    private volatile boolean probeAsked;
+
+    /** How often the listening session proves that it is alive. */
+    public static final long PROBE_INTERVAL_MS = 30_000;
+    /** How long the probe may take before the session counts as dead and is opened again. */
+    public static final int PROBE_TIMEOUT_MS = 5_000;
 
     public PostgresListener(ConnectionSettings settings, String channel, Runnable onNotify, Runnable onListening,
                             String threadName) {
@@ -70,6 +81,11 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
+    /** Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive). */
+    public void checkAlive() {
+        probeAsked = true;
+    }
+
     private void run() {
         long delayMs = 500;
         boolean firstConnect = true;
@@ -89,11 +105,17 @@ public final class PostgresListener implements AutoCloseable {
                 onListening.run();
                 delayMs = 500;
                 PGConnection pg = c.unwrap(PGConnection.class);
+                long nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
                 while (stopped.getCount() > 0) {
                     PGNotification[] batch = pg.getNotifications(500);
                     if (batch != null && batch.length > 0) {
                         wakeups++;
                         onNotify.run();
+                    }
+                    if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
+                        probeAsked = false;
+                        probe(c);
+                        nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
                     }
                 }
             } catch (SQLException e) {
@@ -116,6 +138,17 @@ public final class PostgresListener implements AutoCloseable {
                 connection = null;
                 connected = false;
             }
+        }
+    }
+
+    /** A round trip that must come back in time; a session that died unseen throws here instead of hanging. */
+    private static void probe(Connection c) throws SQLException {
+        int before = c.getNetworkTimeout();
+        c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_MS);
+        try (Statement st = c.createStatement()) {
+            st.execute("SELECT 1");
+        } finally {
+            c.setNetworkTimeout(Runnable::run, before);
         }
     }
 

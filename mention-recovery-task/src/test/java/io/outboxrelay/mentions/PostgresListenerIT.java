@@ -56,4 +56,35 @@ class PostgresListenerIT {
             assertThat(notified).as("a reconnect is not a notification").hasValue(1);
         }
     }
+
+    /**
+     * A half-open session (nothing arrives and nothing says so, as when a firewall dropped the connection's
+     * state) is found when the owner asks the listener to prove itself alive: its probe gets no answer in
+     * time and the listener opens a new session. The control: without the ask, nothing happens in that time.
+     */
+    @Test
+    void aHalfOpenSessionIsReplacedOnceTheOwnerAsksItToProveItselfAlive() throws Exception {
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile("//[^:/]+:(\\d+)/").matcher(url);
+        assertThat(port.find()).isTrue();
+        AtomicInteger listening = new AtomicInteger();
+        try (io.outboxrelay.testsupport.CuttingProxy proxy = new io.outboxrelay.testsupport.CuttingProxy(
+                Integer.parseInt(port.group(1)), (s, f, c, n, l) -> false)) {
+            String viaProxy = url.replace(":" + port.group(1) + "/", ":" + proxy.port() + "/");
+            ConnectionSettings settings = new ConnectionSettings(viaProxy, "postgres", "postgres", null, 30_000, 60_000,
+                60_000, "off", "listener-half-open");
+            try (PostgresListener listener = new PostgresListener(settings, "listener_it", () -> { },
+                    listening::incrementAndGet, "listener-half-open")) {
+                listener.start();
+                await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+                assertThat(proxy.freezeSessionsThatSent("LISTEN ")).isOne();
+                await().during(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 1_000))
+                    .atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 2_000))
+                    .until(() -> listening.get() == 1);
+
+                listener.checkAlive();
+                await().atMost(Duration.ofMillis(2L * PostgresListener.PROBE_TIMEOUT_MS + 5_000))
+                    .until(() -> listening.get() == 2);
+            }
+        }
+    }
 }

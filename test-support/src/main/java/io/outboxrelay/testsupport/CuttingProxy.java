@@ -15,8 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP relay in front of PostgreSQL that cuts sessions at moments a {@link Rule} picks: it closes both
  * sides instead of forwarding the chunk the rule names. Knows one thing of the protocol: when a session's
- * login completed (the server's first ReadyForQuery went through). For tests only (the modules' test
- * scope).
+ * login completed (the server's first ReadyForQuery went through). It can also freeze sessions
+ * ({@link #freezeSessionsThatSent}): their bytes are read and dropped both ways and neither side is closed,
+ * a half-open connection as a dropped firewall mapping leaves it. For tests only (the modules' test scope).
  */
 public final class CuttingProxy implements AutoCloseable {
     /** Decides, for each chunk read from one side, whether to cut the session instead of forwarding it. */
@@ -51,6 +52,10 @@ public final class CuttingProxy implements AutoCloseable {
     private final AtomicInteger sessions = new AtomicInteger();
     private final AtomicInteger cuts = new AtomicInteger();
     private final List<Socket> open = new CopyOnWriteArrayList<>();
+    /** The first bytes each session's client sent, to pick sessions by what they did. */
+    private final java.util.Map<Integer, StringBuffer> sent = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Set<Integer> frozen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final int SENT_KEPT = 4096;
 
     public CuttingProxy(int targetPort, Rule rule) throws IOException {
         this.targetPort = targetPort;
@@ -68,6 +73,20 @@ public final class CuttingProxy implements AutoCloseable {
     /** How many sessions were cut (a test's precondition). */
     public int cuts() {
         return cuts.get();
+    }
+
+    /**
+     * Freezes every session open now whose client sent {@code marker} (e.g. {@code "LISTEN "}) among its first
+     * bytes; later sessions pass as before. Returns how many it froze.
+     */
+    public int freezeSessionsThatSent(String marker) {
+        int n = 0;
+        for (java.util.Map.Entry<Integer, StringBuffer> e : sent.entrySet()) {
+            if (e.getValue().indexOf(marker) >= 0 && frozen.add(e.getKey())) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private void accept() {
@@ -94,6 +113,15 @@ public final class CuttingProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) > 0) {
+                    if (!fromServer) {
+                        StringBuffer kept = sent.computeIfAbsent(session, k -> new StringBuffer());
+                        if (kept.length() < SENT_KEPT) {
+                            kept.append(new String(buf, 0, Math.min(n, SENT_KEPT), StandardCharsets.ISO_8859_1));
+                        }
+                    }
+                    if (frozen.contains(session)) {
+                        continue; // half-open: read and dropped, nobody told
+                    }
                     if (rule.cut(session, fromServer, buf, n, loggedIn.get())) {
                         cuts.incrementAndGet();
                         break;
