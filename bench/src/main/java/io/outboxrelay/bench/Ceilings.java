@@ -124,8 +124,8 @@ final class Ceilings {
             double seconds = (t1 - t0) / 1e9;
             String name = "SQL claim+stamp, " + clients + (clients == 1 ? " client" : " clients") + ", batch " + batch;
             Results.Ceiling c = new Results.Ceiling(name, "rows/s", done.get(), Results.round2(seconds),
-                Math.round(done.get() / seconds), "the connector's own claim and stamp (JdbcOutboxStore: ClaimRows, "
-                + "StampFannedOut with its receipt NOTIFY), " + rows + "-row backlog, subjects split by hashtext over the clients, synchronous_commit="
+                Math.round(done.get() / seconds), "the connector's own pass (JdbcOutboxStore: ClaimRows, each claim "
+                + "carrying the previous one's stamps and their receipt NOTIFY), " + rows + "-row backlog, subjects split by hashtext over the clients, synchronous_commit="
                 + ConnectionConfigKeys.DEFAULT_SYNCHRONOUS_COMMIT + " (the connector's default)");
             b.log("  %-34s %,9d rows in %6.2f s = %,7d rows/s", name, done.get(), seconds, (long) c.perSec());
             return c;

@@ -21,23 +21,27 @@ public final class BenchStore {
     }
 
     /**
-     * Claims {@code batch} rows at a time and stamps each claim with a fanout like the relay's, until no row
-     * is left in line; returns how many rows it stamped.
+     * Claims {@code batch} rows at a time, each claim carrying the stamps of the rows the previous one
+     * claimed (with a fanout like the relay's), as a relay task's passes do, until no row is left in line;
+     * returns how many rows it stamped.
      */
     public long claimAndStampAll(int batch) throws SQLException {
         long total = 0;
+        List<OutboxStore.Stamp> stamps = List.of();
         while (true) {
-            List<ClaimedRow> rows = store.claim(batch).rows();
+            OutboxStore.PassResult pass = store.pass(new OutboxStore.Pass(stamps, batch, List.of(), false));
+            total += pass.stamped();
+            List<ClaimedRow> rows = pass.claim().rows();
             if (rows.isEmpty()) {
                 return total;
             }
-            List<OutboxStore.Stamp> stamps = new ArrayList<>(rows.size());
+            List<OutboxStore.Stamp> next = new ArrayList<>(rows.size());
             for (int k = 0; k < rows.size(); k++) {
                 ClaimedRow row = rows.get(k);
-                stamps.add(new OutboxStore.Stamp(row.seq(), "{\"sub1\":{\"topic\":\"sub1\",\"partition\":" + (k % 3)
+                next.add(new OutboxStore.Stamp(row.seq(), "{\"sub1\":{\"topic\":\"sub1\",\"partition\":" + (k % 3)
                     + ",\"offset\":" + (total + k) + "}}", row.id()));
             }
-            total += store.stamp(stamps);
+            stamps = next;
         }
     }
 }

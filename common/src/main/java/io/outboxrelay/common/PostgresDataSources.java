@@ -22,7 +22,13 @@ public final class PostgresDataSources {
      * the classified error instead, so a task can start, back off and recover.
      */
     public static HikariDataSource pool(ConnectionSettings settings, int maxSize, String poolName) {
+        return pool(settings, maxSize, poolName, null);
+    }
+
+    /** The same, every session of which runs {@code initSql} (null: none) once when it opens. */
+    public static HikariDataSource pool(ConnectionSettings settings, int maxSize, String poolName, String initSql) {
         HikariConfig cfg = new HikariConfig();
+        cfg.setConnectionInitSql(initSql);
         // a data source of our own rather than jdbcUrl + dataSourceProperties: HikariConfig logs those
         // properties at DEBUG and masks only "password", not sslpassword; this one prints as the settings
         // do, without secrets. It also opens sessions with the bundled driver directly, which DriverManager

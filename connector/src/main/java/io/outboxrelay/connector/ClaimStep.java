@@ -9,9 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One claim and what follows from it in a pass: the claim sized by {@link ClaimSizer}, its outcome told
- * to the schedule and the wake-up cycle, the rows {@link RejectionRules} refuse poisoned before anything
- * of the claim is handed out, and the others handed to Connect as records.
+ * A pass's one statement and what follows from it: the acknowledged rows stamped and a claim sized by
+ * {@link ClaimSizer} in one round trip, its outcome told to the {@link ClaimPacer}, the rows
+ * {@link RejectionRules} refuse poisoned before anything of the claim is handed out, and the others handed
+ * to Connect as records.
  */
 final class ClaimStep {
     private static final Logger log = LoggerFactory.getLogger(ClaimStep.class);
@@ -22,43 +23,41 @@ final class ClaimStep {
     private final OutboxRecordFactory factory;
     private final RejectionRules rules;
     private final ClaimSizer sizer;
-    private final ClaimSchedule schedule;
+    private final ClaimPacer pacer;
     private final RelayMetrics metrics;
     private final Clock clock;
     /** Rows taken over from earlier incarnations since the run of them began (they come one per claim). */
     private int takenOverRun;
 
     ClaimStep(OutboxStore store, HeldRows held, RowWrites writes, OutboxRecordFactory factory, RejectionRules rules,
-              ClaimSizer sizer, ClaimSchedule schedule, RelayMetrics metrics, Clock clock) {
+              ClaimSizer sizer, ClaimPacer pacer, RelayMetrics metrics, Clock clock) {
         this.store = store;
         this.held = held;
         this.writes = writes;
         this.factory = factory;
         this.rules = rules;
         this.sizer = sizer;
-        this.schedule = schedule;
+        this.pacer = pacer;
         this.metrics = metrics;
         this.clock = clock;
     }
 
-    /**
-     * Claims and adds the records of what it claimed to {@code out}.
-     *
-     * @param wakeup the wake-up cycle, or null without one
-     */
-    void run(List<SourceRecord> out, long now, WakeupCycle wakeup) throws SQLException {
+    /** Stamps what was acknowledged, claims, and adds the records of what it claimed to {@code out}. */
+    void run(List<SourceRecord> out, long now, ClaimPacer.Claim due) throws SQLException {
         int limit = sizer.next();
-        OutboxStore.Claim claim = OutboxStore.Claim.NONE;
+        List<OutboxStore.Stamp> stamps = held.stampsToWrite();
+        OutboxStore.PassResult result = store.pass(new OutboxStore.Pass(stamps, limit, due.watch(), due.capture()));
+        if (!stamps.isEmpty()) {
+            held.stamped();
+            metrics.stamped(result.stamped(), clock.millis() - now);
+        }
+        OutboxStore.Claim claim = result.claim();
         List<ClaimedRow> accepted = new ArrayList<>();
         try {
-            claim = store.claim(limit);
             boolean more = claim.more(limit);
             sizer.claimed(claim.full(limit), claim.retry(), more);
             metrics.claimSize(sizer.next(), limit);
-            schedule.claimed(more);
-            if (wakeup != null) {
-                wakeup.afterClaim(claim.rows().size(), more, now);
-            }
+            pacer.claimed(clock.millis(), claim.rows().size(), more, result.running(), result.inProgress());
             if (claim.rows().isEmpty()) {
                 return;
             }

@@ -139,9 +139,14 @@ final class HeldRows {
         attemptReturned.add(seq);
     }
 
-    /** Whether writes failed before and wait to be made again (or rows were just settled and wait). */
-    boolean hasWritesDue() {
-        return !acknowledged.isEmpty() || !toPoison.isEmpty() || !toRelease.isEmpty();
+    /** Whether poisonings or releases wait to be written (rows just failed, or their write failed before). */
+    boolean hasFailuresDue() {
+        return !toPoison.isEmpty() || !toRelease.isEmpty();
+    }
+
+    /** Whether acknowledged rows wait for their stamp. */
+    boolean hasStampsDue() {
+        return !acknowledged.isEmpty();
     }
 
     /** Every row this task holds: its lease must be kept, and a recovery must not give it back. */

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.NamedSql;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,6 +23,8 @@ final class JdbcOutboxStore implements OutboxStore {
     static final int RECEIPT_PAYLOAD_MAX_BYTES = 7_999;
 
     private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
+    /** What every session of a relay task runs when it opens. */
+    static final String SESSION_SETUP = SQL.get("SessionSetup");
 
     private final DataSource dataSource;
     private final String table;
@@ -33,8 +36,7 @@ final class JdbcOutboxStore implements OutboxStore {
     private final String fannedChannel;
     private final SharedTableGuard tableShare;
     private final ReceiptsDropped receiptsDropped = new ReceiptsDropped(System::nanoTime);
-    private final NamedSql.Bindable claimSql;
-    private final NamedSql.Bindable stampSql;
+    private final NamedSql.Bindable passSql;
     private final NamedSql.Bindable releaseSql;
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
@@ -73,8 +75,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.leaseMs = leaseMs;
         this.fannedChannel = fannedChannel;
         this.tableShare = tableShare;
-        this.claimSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
-        this.stampSql = SQL.bindable("StampFannedOut", quotedTable, columns::expand);
+        this.passSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
@@ -89,75 +90,30 @@ final class JdbcOutboxStore implements OutboxStore {
         return owner;
     }
 
-    @Override
-    public Claim claim(int limit) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            if (takeoverUntil == null) {
-                takeoverUntil = takeoverHorizon(c);
-            }
-            try (PreparedStatement ps = c.prepareStatement(claimSql.sql())) {
-                claimSql.set(ps, "takeover_until", takeoverUntil);
-                claimSql.set(ps, "owner", owner);
-                claimSql.set(ps, "task", taskOwner);
-                claimSql.set(ps, "task_count", taskCount);
-                claimSql.set(ps, "task_index", taskIndex);
-                claimSql.set(ps, "limit", limit);
-                claimSql.set(ps, "lease_ms", leaseMs);
-                List<ClaimedRow> rows = new ArrayList<>(limit);
-                int found = 0;
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        String payload = rs.getString(5);
-                        if (payload == null) {
-                            payload = "null"; // only a mapped, nullable payload column has NULLs: the JSON null
-                        }
-                        HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
-                        rows.add(new ClaimedRow(
-                            rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
-                            rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), ClaimedRow.utf8Length(payload),
-                            headers.type(), headers.keys(), headers.values(), rs.getBoolean(10), rs.getBoolean(11)));
-                        found = rs.getInt(12);
-                    }
-                }
-                return rows.isEmpty() ? Claim.NONE : new Claim(rows, found);
-            }
-        }
-    }
-
-    private Timestamp takeoverHorizon(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(takeoverHorizonSql.sql())) {
-            takeoverHorizonSql.set(ps, "lease_ms", leaseMs);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getTimestamp(1);
-            }
-        }
-    }
-
     /**
-     * Stamps and sends the receipts in one statement: a receipt is sent exactly when the stamp is visible.
-     * When the server's NOTIFY queue is full (a session that LISTENs stays in a transaction and stops the
-     * queue from draining), the commit of that statement fails and stamps nothing; the rows are stamped
-     * again at once, without their receipts unless moving the queue's tail made room: writers read
-     * {@code fanned_out_at} instead, as for a lost notification. Without this, the task would fail after
-     * Kafka acknowledged the rows and deliver them again after a restart, for as long as the queue is full.
+     * The pass's one statement, with the write receipts NOTIFYed in its transaction: a receipt is sent exactly
+     * when the stamp is visible. When the server's NOTIFY queue is full (a session that LISTENs stays in a
+     * transaction and stops the queue from draining), that statement's commit fails and changes nothing; it
+     * runs again at once, without the receipts unless moving the queue's tail made room: writers read
+     * {@code fanned_out_at} instead, as for a lost notification. Without this, the task would fail after Kafka
+     * acknowledged the rows and deliver them again after a restart, for as long as the queue is full.
      */
     @Override
-    public int stamp(List<Stamp> rows) throws SQLException {
-        Object[] receipts = receiptsOf(rows);
+    public PassResult pass(Pass pass) throws SQLException {
+        Object[] receipts = receiptsOf(pass.stamps());
         if (receipts.length == 0) {
-            return stamp(rows, receipts);
+            return run(pass, receipts);
         }
-        // the queue was full at the last stamp: look first rather than run an UPDATE bound to fail
+        // the queue was full at the last stamp: look first rather than run a statement bound to fail
         if (receiptsDropped.dropping()) {
             double usage = queueUsage();
             if (!NotifyQueue.hasRoom(usage)) {
-                return stampWithoutReceipts(rows, usage, null);
+                return runWithoutReceipts(pass, usage, null);
             }
         }
         SQLException full;
         try {
-            return stampWithReceipts(rows, receipts);
+            return runWithReceipts(pass, receipts);
         } catch (SQLException e) {
             if (!NotifyQueue.full(e)) {
                 throw e;
@@ -168,7 +124,7 @@ final class JdbcOutboxStore implements OutboxStore {
         double usage = queueUsage();
         if (usage != NotifyQueue.UNKNOWN && NotifyQueue.hasRoom(usage)) {
             try {
-                return stampWithReceipts(rows, receipts);
+                return runWithReceipts(pass, receipts);
             } catch (SQLException e) {
                 if (!NotifyQueue.full(e)) {
                     e.addSuppressed(full);
@@ -176,28 +132,28 @@ final class JdbcOutboxStore implements OutboxStore {
                 }
             }
         }
-        return stampWithoutReceipts(rows, usage, full);
+        return runWithoutReceipts(pass, usage, full);
     }
 
-    private int stampWithReceipts(List<Stamp> rows, Object[] receipts) throws SQLException {
-        int stamped = stamp(rows, receipts);
+    private PassResult runWithReceipts(Pass pass, Object[] receipts) throws SQLException {
+        PassResult result = run(pass, receipts);
         receiptsDropped.sent();
-        return stamped;
+        return result;
     }
 
-    /** @param full the error of the stamp with the receipts, null when the queue was found full before it */
-    private int stampWithoutReceipts(List<Stamp> rows, double usage, SQLException full) throws SQLException {
-        int stamped;
+    /** @param full the error of the statement with the receipts, null when the queue was found full before it */
+    private PassResult runWithoutReceipts(Pass pass, double usage, SQLException full) throws SQLException {
+        PassResult result;
         try {
-            stamped = stamp(rows, new Object[0]);
+            result = run(pass, new Object[0]);
         } catch (SQLException e) {
             if (full != null) {
                 e.addSuppressed(full);
             }
             throw e;
         }
-        receiptsDropped.dropped(rows.size(), usage, full);
-        return stamped;
+        receiptsDropped.dropped(pass.stamps().size(), usage, full);
+        return result;
     }
 
     private double queueUsage() throws SQLException {
@@ -206,16 +162,69 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    /** The stamp statement with these receipt chunks (none: no NOTIFY). */
-    int stamp(List<Stamp> rows, Object[] receipts) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(stampSql.sql())) {
-            stampSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Stamp::seq).toArray()));
-            stampSql.set(ps, "fanouts", c.createArrayOf("text", rows.stream().map(Stamp::fanout).toArray()));
-            stampSql.set(ps, "channel", fannedChannel);
-            stampSql.set(ps, "receipts", c.createArrayOf("text", receipts));
+    /** The pass's statement with these receipt chunks (none: no NOTIFY). */
+    PassResult run(Pass pass, Object[] receipts) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            if (takeoverUntil == null) {
+                takeoverUntil = takeoverHorizon(c);
+            }
+            try (PreparedStatement ps = c.prepareStatement(passSql.sql())) {
+                List<Stamp> stamps = pass.stamps();
+                passSql.set(ps, "stamp_seqs", c.createArrayOf("bigint", stamps.stream().map(Stamp::seq).toArray()));
+                passSql.set(ps, "stamp_fanouts", c.createArrayOf("text", stamps.stream().map(Stamp::fanout).toArray()));
+                passSql.set(ps, "channel", fannedChannel);
+                passSql.set(ps, "receipts", c.createArrayOf("text", receipts));
+                passSql.set(ps, "takeover_until", takeoverUntil);
+                passSql.set(ps, "owner", owner);
+                passSql.set(ps, "task", taskOwner);
+                passSql.set(ps, "task_count", taskCount);
+                passSql.set(ps, "task_index", taskIndex);
+                passSql.set(ps, "limit", pass.limit());
+                passSql.set(ps, "lease_ms", leaseMs);
+                passSql.set(ps, "watch", c.createArrayOf("text", pass.watch().toArray()));
+                passSql.set(ps, "capture", pass.capture());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return read(rs, pass.limit());
+                }
+            }
+        }
+    }
+
+    private static PassResult read(ResultSet rs, int limit) throws SQLException {
+        rs.next(); // always one row: the statement's results, and the first claimed row if any
+        int stamped = rs.getInt(1);
+        List<String> running = strings(rs.getArray(3));
+        Array inProgress = rs.getArray(4);
+        List<String> captured = inProgress == null ? null : strings(inProgress);
+        List<ClaimedRow> rows = new ArrayList<>(Math.max(0, limit));
+        int found = 0;
+        if (rs.getObject(5) != null) {
+            do {
+                String payload = rs.getString(9);
+                if (payload == null) {
+                    payload = "null"; // only a mapped, nullable payload column has NULLs: the JSON null
+                }
+                HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(13));
+                rows.add(new ClaimedRow(
+                    rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8), payload,
+                    rs.getTimestamp(10).getTime(), rs.getInt(11), rs.getString(12), ClaimedRow.utf8Length(payload),
+                    headers.type(), headers.keys(), headers.values(), rs.getBoolean(14), rs.getBoolean(15)));
+                found = rs.getInt(16);
+            } while (rs.next());
+        }
+        return new PassResult(stamped, rows.isEmpty() ? Claim.NONE : new Claim(rows, found), running, captured);
+    }
+
+    private static List<String> strings(Array array) throws SQLException {
+        return array == null ? List.of() : List.of((String[]) array.getArray());
+    }
+
+    private Timestamp takeoverHorizon(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(takeoverHorizonSql.sql())) {
+            takeoverHorizonSql.set(ps, "lease_ms", leaseMs);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return rs.getInt(1);
+                return rs.getTimestamp(1);
             }
         }
     }
@@ -346,7 +355,7 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
-    public WakeupCycle.Flag wakeupFlag(String notifyChannel) throws SQLException {
-        return WakeupArming.available(dataSource, table) ? new WakeupArming(dataSource, table, notifyChannel) : null;
+    public ClaimPacer.Flag wakeupFlag() throws SQLException {
+        return WakeupFlag.of(dataSource, table);
     }
 }

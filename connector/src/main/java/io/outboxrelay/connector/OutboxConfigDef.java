@@ -109,11 +109,12 @@ final class OutboxConfigDef {
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
                 "Claim interval when outbox.listen.enabled=false.", OUTBOX_GROUP, ++order, Width.SHORT,
                 "Poll interval (ms)")
-            .define(LINGER_MS, Type.LONG, 0L, Range.between(0, 1_000), Importance.LOW,
-                "While rows keep arriving (the last claim found some, but fewer than it asked for), the next claim"
-                    + " waits this long instead of arming the table's wake-up flag: claims take more rows at once and"
-                    + " writers send no NOTIFY while the relay is busy, for up to this much latency. 0 claims again"
-                    + " at the next NOTIFY. Applies with outbox.listen.enabled=true on a table with the wake-up flag.",
+            .define(LINGER_MS, Type.LONG, DEFAULT_LINGER_MS, Range.between(0, 1_000), Importance.LOW,
+                "While rows keep arriving, a relay task claims every this many milliseconds, and the stamps of the"
+                    + " rows acknowledged meanwhile go with that claim: a row committed while the relay is busy waits"
+                    + " up to this long for its claim. The relay's statements per second, not per commit, are what this"
+                    + " bounds: larger costs the database less, smaller adds less latency. Once claims find nothing"
+                    + " the task waits for a NOTIFY instead (docs/wakeup.md). 0 is read as 1.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
             .define(FANNED_CHANNEL, Type.STRING, "outbox_events_fanned", new ChannelValidator(true), Importance.LOW,
                 "After a stamp commits, the fanned event ids are NOTIFYed on this channel (write receipts). Empty"

@@ -19,10 +19,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The relay: claims outbox rows, hands Connect one record per matching subscription, and stamps a row
  * only after every one of its records was acknowledged. Each poll is one pass, in this order: keep the
- * held rows' leases ({@link LeaseKeeper}), recover what a failure lost and write what settled
- * ({@link RowWrites}), housekeeping ({@link RelayMaintenance}), then claim when a claim is due
- * ({@link ClaimSchedule}, {@link WakeupCycle}, {@link ClaimStep}). The rows it holds are {@link HeldRows};
- * the table is an {@link OutboxStore}; a failing pass backs the task off ({@link PassFailures}).
+ * held rows' leases ({@link LeaseKeeper}), recover what a failure lost and write what failed
+ * ({@link RowWrites}), housekeeping ({@link RelayMaintenance}), then, when {@link ClaimPacer} says a claim is
+ * due, one statement that stamps what was acknowledged and claims ({@link ClaimStep}). The rows it holds are
+ * {@link HeldRows}; the table is an {@link OutboxStore}; a failing pass backs the task off ({@link PassFailures}).
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
@@ -35,7 +35,7 @@ public class OutboxRelayTask extends SourceTask {
     private RelayBackend backend;
     private OutboxStore store;
     private HeldRows held;
-    private ClaimSchedule schedule;
+    private ClaimPacer pacer;
     private ClaimSizer sizer;
     private LeaseKeeper leases;
     private RowWrites writes;
@@ -44,8 +44,8 @@ public class OutboxRelayTask extends SourceTask {
     private RelayMaintenance maintenance;
     private PassFailures failures;
     private TaskMetricsRegistry metricsRegistry;
-    /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
-    private volatile WakeupCycle wakeup;
+    /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
+    private volatile boolean wakeOnSettle = true;
     private boolean firstPassDone;
     private long backoffUntil;
 
@@ -68,22 +68,22 @@ public class OutboxRelayTask extends SourceTask {
         config = new OutboxSourceTaskConfig(props);
         OutboxSourceConnectorConfig connector = config.connector();
         long now = clock.millis();
-        // before the backend opens: its LISTEN thread may call notified() or listening() at once
-        schedule = new ClaimSchedule(now, connector.sweepInterval().toMillis(), connector.pollInterval().toMillis(),
-            connector.listenEnabled());
+        // before the backend opens: its LISTEN thread may call notified() at once
+        pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.sweepInterval().toMillis(),
+            connector.pollInterval().toMillis(), () -> backend.checkListener());
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
-        backend = backends.open(config, incarnation, this::notified, this::listening);
+        backend = backends.open(config, incarnation, this::notified, this::notified);
         store = backend.store();
-        held = new HeldRows(connector.toleratesAllErrors(), wake::signal);
+        held = new HeldRows(connector.toleratesAllErrors(), this::rowSettled);
         Backoff backoff = new Backoff(connector.backoffInitial().toMillis(), connector.backoffMax().toMillis());
         failures = new PassFailures(connector, backoff, now);
         RejectionRules rules = new RejectionRules(connector, backoff);
         poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
-        writes = new RowWrites(store, held, rules, poisonRecords, schedule, metrics, clock);
+        writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock);
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         claims = new ClaimStep(store, held, writes,
             new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape()), rules,
-            sizer, schedule, metrics, clock);
+            sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
         boolean tableWide = config.relayTaskIndex() == 0;
         maintenance = new RelayMaintenance(store, connector.retentionMs(), connector.retentionIntervalMs(), tableWide,
@@ -97,28 +97,22 @@ public class OutboxRelayTask extends SourceTask {
             connector.listenEnabled(), store.owner());
     }
 
-    /** LISTEN thread: a NOTIFY arrived. */
+    /**
+     * LISTEN thread: a NOTIFY arrived, or LISTEN is (again) in place and one sent meanwhile never reached this
+     * task. Costs nothing while the task is active: its next claim is due anyway.
+     */
     private void notified() {
-        WakeupCycle cycle = wakeup;
-        if (cycle != null) {
-            cycle.notified();
-        }
-        schedule.request();
         metrics.notifyWakeup();
-        wake.signal();
+        if (pacer.wake()) {
+            wake.signal();
+        }
     }
 
-    /**
-     * LISTEN thread: LISTEN is (again) in place. A NOTIFY sent meanwhile reached the other tasks, which
-     * armed the flag again, so writers after it may have sent none: arm and settle as on a NOTIFY.
-     */
-    private void listening() {
-        WakeupCycle cycle = wakeup;
-        if (cycle != null) {
-            cycle.notified();
+    /** Producer thread: every record of a row was settled. */
+    private void rowSettled() {
+        if (wakeOnSettle) {
+            wake.signal();
         }
-        schedule.request();
-        wake.signal();
     }
 
     @Override
@@ -127,7 +121,7 @@ public class OutboxRelayTask extends SourceTask {
         long now = clock.millis();
         if (now < backoffUntil) {
             leases.maybeExtendWhileBackingOff(now);
-            wake.await(Math.min(backoffUntil - now, ClaimSchedule.MAX_IDLE_WAIT_MS));
+            wake.await(Math.min(backoffUntil - now, ClaimPacer.MAX_WAIT_MS));
             return null;
         }
         try {
@@ -139,22 +133,20 @@ public class OutboxRelayTask extends SourceTask {
         } catch (SQLException e) {
             backoffUntil = clock.millis() + failures.backOffMs(e, clock.millis());
             leases.passFailed();
-            // the failed pass may have consumed the request that woke it (a NOTIFY, the listener's reconnect):
-            // claim again when the backoff ends instead of waiting for the next one or the sweep
-            schedule.request();
+            // the failed pass may have used up the reason to claim (a NOTIFY, rows to stamp): claim when it ends
+            pacer.request(backoffUntil);
             return null;
         }
-        long idle = schedule.idleWaitMs(clock.millis(), hasRoom());
-        wake.await(wakeup == null ? idle : wakeup.idleWaitMs(clock.millis(), idle));
+        now = clock.millis();
+        boolean room = hasRoom();
+        wakeOnSettle = !room || pacer.state() != ClaimPacer.State.ACTIVE;
+        wake.await(pacer.waitMs(now, room));
         return null;
     }
 
     private List<SourceRecord> pass(long now) throws SQLException {
         if (!firstPassDone) {
             firstPass();
-        }
-        if (wakeup != null) {
-            wakeup.beforeClaim(now);
         }
         // first: whatever fails later in this pass, the rows this task holds keep their leases
         leases.maybeExtend(now);
@@ -163,13 +155,16 @@ public class OutboxRelayTask extends SourceTask {
         }
         writes.settle();
         maintenance.run(now);
+        if (held.hasStampsDue() && pacer.state() != ClaimPacer.State.ACTIVE) {
+            pacer.request(now); // an active task stamps with its next claim, at most outbox.linger.ms from now
+        }
         List<SourceRecord> out = new ArrayList<>();
-        ClaimSchedule.Due due = schedule.due(now, hasRoom());
-        if (due != null) {
-            if (due.sweep()) {
+        ClaimPacer.Claim claim = pacer.next(now, hasRoom());
+        if (claim != null) {
+            if (claim.sweep()) {
                 metrics.sweep();
             }
-            claims.run(out, now, wakeup);
+            claims.run(out, now, claim);
         }
         // after the claim, which may fail: rows poisoned by settle() or the claim are described once this
         // pass has nothing left to throw
@@ -186,9 +181,16 @@ public class OutboxRelayTask extends SourceTask {
         if (conflict != null) {
             throw new ConnectException(conflict);
         }
-        WakeupCycle.Flag flag = config.connector().listenEnabled() ? store.wakeupFlag(config.connector().notifyChannel()) : null;
-        if (flag != null) {
-            wakeup = new WakeupCycle(flag, schedule::request, config.connector().lingerMs());
+        if (config.connector().listenEnabled()) {
+            ClaimPacer.Flag flag = store.wakeupFlag();
+            if (flag != null && !flag.counted()) {
+                log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
+                    + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql"
+                    + " applies it): until then a clear whose NOTIFY is lost can wait for the sweep, and a full NOTIFY"
+                    + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
+                    config.connector().quotedTable());
+            }
+            pacer.useFlag(flag);
         }
         firstPassDone = true;
     }
@@ -216,6 +218,7 @@ public class OutboxRelayTask extends SourceTask {
         metricsRegistry.close();
         try {
             writes.settle();
+            writes.stampAtStop();
         } catch (SQLException e) {
             log.warn("Could not release leases on stop: writing what settled failed ({}); those rows' leases expire"
                 + " after {} ms and they are claimed again", e.getMessage(), config.connector().lease().toMillis());

@@ -50,6 +50,12 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     /** Producer max.request.size default is 1 MiB; leave room for key, headers and the envelope. */
     public static final int DEFAULT_MAX_RECORD_BYTES = 1_000_000;
 
+    /**
+     * Between a busy task's claims: half of it is the latency a row waits on average while the relay is busy,
+     * and two tasks make at most 2 x 1000 / it claims a second (docs/wakeup.md, bench/README.md "steady").
+     */
+    public static final long DEFAULT_LINGER_MS = 10;
+
     /** The keys every config has, without the per-subscription ones. */
     public static final ConfigDef BASE_CONFIG_DEF = OutboxConfigDef.base();
 

@@ -14,14 +14,23 @@ interface OutboxStore {
     String owner();
 
     /**
-     * pending -> leased: the rows first in line, up to {@code limit}; a row attempted before comes alone
-     * when it is first in line and otherwise ends the batch. Rows an earlier incarnation of this task leased
-     * before this one started are in line too. The lease commits.
+     * A task's pass in one statement: leased -> fanned out for the acknowledged rows (with the receipt NOTIFY in
+     * the same transaction), then pending -> leased for the rows first in line, up to the pass's limit (a row
+     * attempted before comes alone when it is first in line and otherwise ends the batch; rows an earlier
+     * incarnation of this task leased before this one started are in line too), and what the wake-up asked
+     * about the transactions in progress, as the claim's snapshot saw them. Everything commits together.
      */
-    Claim claim(int limit) throws SQLException;
+    PassResult pass(Pass pass) throws SQLException;
 
-    /** leased -> fanned out, with the receipt NOTIFY in the same transaction; returns how many rows it stamped. */
-    int stamp(List<Stamp> rows) throws SQLException;
+    /** A claim alone. */
+    default Claim claim(int limit) throws SQLException {
+        return pass(new Pass(List.of(), limit, List.of(), false)).claim();
+    }
+
+    /** A stamp alone; returns how many rows it stamped. */
+    default int stamp(List<Stamp> rows) throws SQLException {
+        return pass(new Pass(rows, 0, List.of(), false)).stamped();
+    }
 
     /** leased -> pending: the lease cleared, the attempt returned or not, the next claim delayed or not. */
     void release(List<Release> rows) throws SQLException;
@@ -47,12 +56,22 @@ interface OutboxStore {
     /** Why this connector must not relay the table (another running connector serves other subscriptions), or null. */
     String tableShareConflict() throws SQLException;
 
+    /** The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert). */
+    ClaimPacer.Flag wakeupFlag() throws SQLException;
+
     /**
-     * The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert).
-     *
-     * @param notifyChannel the channel the table's trigger notifies, for the NOTIFY a task sends itself
+     * What a pass writes and asks: the acknowledged rows to stamp, how many rows to claim (0: none), the
+     * transactions to look at ({@code watch}, xids as text) and whether to note those in progress now.
      */
-    WakeupCycle.Flag wakeupFlag(String notifyChannel) throws SQLException;
+    record Pass(List<Stamp> stamps, int limit, List<String> watch, boolean capture) {
+    }
+
+    /**
+     * What a pass did: rows stamped, the claim, of the watched transactions those still in progress, and the
+     * transactions in progress (null unless the pass asked to note them).
+     */
+    record PassResult(int stamped, Claim claim, List<String> running, List<String> inProgress) {
+    }
 
     /**
      * What a claim leased, in seq order, and how many rows it found in line: as many as it asked for when

@@ -13,6 +13,10 @@ import io.outboxrelay.common.PostgresListener;
 interface RelayBackend extends AutoCloseable {
     OutboxStore store();
 
+    /** Asks the LISTEN session, if there is one, to prove at once that it is alive. */
+    default void checkListener() {
+    }
+
     @Override
     void close();
 
@@ -32,7 +36,8 @@ interface RelayBackend extends AutoCloseable {
         SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
             connector.subscriptions(), connector.recordShape(), connector.columns());
         ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
-        HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
+        HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner,
+            JdbcOutboxStore.SESSION_SETUP);
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
             connector.fannedChannel(), tableShare);
@@ -45,6 +50,10 @@ interface RelayBackend extends AutoCloseable {
         PostgresListener listening = listener;
         return of(store, () -> {
             if (listening != null) {
+                listening.checkAlive();
+            }
+        }, () -> {
+            if (listening != null) {
                 listening.close();
             }
             pool.close();
@@ -53,10 +62,20 @@ interface RelayBackend extends AutoCloseable {
 
     /** A backend of {@code store} whose {@link #close} runs {@code onClose}. */
     static RelayBackend of(OutboxStore store, Runnable onClose) {
+        return of(store, () -> { }, onClose);
+    }
+
+    /** The same, whose {@link #checkListener} runs {@code checkListener}. */
+    static RelayBackend of(OutboxStore store, Runnable checkListener, Runnable onClose) {
         return new RelayBackend() {
             @Override
             public OutboxStore store() {
                 return store;
+            }
+
+            @Override
+            public void checkListener() {
+                checkListener.run();
             }
 
             @Override

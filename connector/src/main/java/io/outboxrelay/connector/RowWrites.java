@@ -7,10 +7,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes the fate of the rows a task holds ({@link HeldRows}) to the table: stamps for acknowledged
- * rows, releases with a backoff or poisonings for failed ones, give-backs for rows a failure lost, and the
- * release of everything in flight at stop. Whatever write fails, the rows stay held and the write is made
- * again on the next pass.
+ * Writes the fate of the rows a task holds ({@link HeldRows}) to the table, except the stamps, which ride
+ * with the next claim ({@link ClaimStep}): releases with a backoff or poisonings for failed rows,
+ * give-backs for rows a failure lost, and at stop the last stamps and the release of everything in flight.
+ * Whatever write fails, the rows stay held and the write is made again on the next pass.
  */
 final class RowWrites {
     private static final Logger log = LoggerFactory.getLogger(RowWrites.class);
@@ -21,24 +21,24 @@ final class RowWrites {
     private final HeldRows held;
     private final RejectionRules rules;
     private final PoisonRecords poisonRecords;
-    private final ClaimSchedule schedule;
+    private final ClaimPacer pacer;
     private final RelayMetrics metrics;
     private final Clock clock;
 
     RowWrites(OutboxStore store, HeldRows held, RejectionRules rules, PoisonRecords poisonRecords,
-              ClaimSchedule schedule, RelayMetrics metrics, Clock clock) {
+              ClaimPacer pacer, RelayMetrics metrics, Clock clock) {
         this.store = store;
         this.held = held;
         this.rules = rules;
         this.poisonRecords = poisonRecords;
-        this.schedule = schedule;
+        this.pacer = pacer;
         this.metrics = metrics;
         this.clock = clock;
     }
 
     /**
-     * Writes what settled: failed rows are poisoned at their last attempt and otherwise released with a
-     * backoff, acknowledged rows are stamped.
+     * Writes what failed: failed rows are poisoned at their last attempt and otherwise released with a
+     * backoff; acknowledged rows wait for the next claim's stamp.
      */
     void settle() throws SQLException {
         for (PendingRow row : held.settle()) {
@@ -52,7 +52,7 @@ final class RowWrites {
                     row.seq(), row.row().id(), row.row().attempts(), rules.maxAttempts(), row.failure(), delay);
             }
         }
-        if (!held.hasWritesDue()) {
+        if (!held.hasFailuresDue()) {
             return;
         }
         poisonings();
@@ -62,9 +62,13 @@ final class RowWrites {
             held.releasesWritten();
             // the database's next_attempt_at was set during the statement: look no earlier than after it
             long releasedAt = clock.millis() + RETRY_CLOCK_MARGIN_MS;
-            releases.forEach(r -> schedule.retryAt(releasedAt + r.delayMs()));
+            releases.forEach(r -> pacer.retryAt(releasedAt + r.delayMs()));
             metrics.failed(releases.size());
         }
+    }
+
+    /** At stop: the acknowledged rows no claim carried yet are stamped on their own. */
+    void stampAtStop() throws SQLException {
         List<OutboxStore.Stamp> stamps = held.stampsToWrite();
         if (!stamps.isEmpty()) {
             long start = clock.millis();
@@ -110,7 +114,7 @@ final class RowWrites {
         if (!takenBack.isEmpty()) {
             log.info("Recovered {} rows whose claim result was lost with the connection; they are claimed again",
                 takenBack.size());
-            schedule.request();
+            pacer.request(clock.millis());
         }
         poisonings();
     }

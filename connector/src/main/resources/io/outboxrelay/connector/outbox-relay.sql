@@ -4,19 +4,50 @@
 -- (NamedSql.Bindable). Every transition is guarded by the state it expects, so a stale task can never
 -- undo a newer one.
 
+-- name: SessionSetup
+-- Once per relay session. A generic plan for every statement: the arrays of ClaimRows (the stamp's seqs,
+-- the watched transactions) make a custom plan look cheaper for each size, so by default PostgreSQL plans
+-- that statement again at every execution, which measured 2.4x its cost for an empty pass. The generic plan
+-- of the claim reads the partial index in seq order whatever the backlog.
+SET plan_cache_mode = force_generic_plan;
+
 -- name: ClaimRows
--- Lease-committing claim of the rows first in line (seq order) in this task's share of subjects. A row
--- attempted before (a failed delivery, a crashed or killed task, a lost claim result) is claimed alone
--- when it is first in line, and otherwise ends the batch before it: a bad row is retried alone and never
--- holds back or poisons its batch neighbours, and a subject's rows still go out in seq order. Rows an
--- earlier incarnation of this task leased before this one started (:takeover_until: the server's time at
--- this incarnation's first claim plus its outbox.lease.ms, so a lease that ends later, taken with a longer
--- lease or after that claim, is waited for) are claimed without waiting for their lease to expire; the
--- attempt stays counted, they may have been in flight. Only rows in this task's share are reached. An
--- incarnation is lowercase hex, so a connector whose name extends this task's ('<task>#x', owners
--- '<task>#x-3#<hex>') never matches :task. Every row comes back with the number of rows the claim found
--- in line (:limit when more may wait).
-WITH c AS (
+-- One round trip of a relay task (docs/wakeup.md): stamps the rows it holds that were acknowledged, claims
+-- the rows first in line, and tells what the wake-up needs to know, all in one statement and one snapshot.
+--
+-- The stamp: :stamp_seqs[i] is stamped with :stamp_fanouts[i], guarded by fanned_out_at IS NULL, and the
+-- write receipts go out in the same transaction: :receipts are the rows' event ids joined by commas in chunks
+-- under NOTIFY's 8000-byte payload limit (empty: receipts are off), sent once any row was stamped (a receipt
+-- for a row another claimer stamped first is still true).
+--
+-- The claim: a lease-committing claim of up to :limit rows first in line (seq order) in this task's share of
+-- subjects (0: none). A row attempted before (a failed delivery, a crashed or killed task, a lost claim
+-- result) is claimed alone when it is first in line, and otherwise ends the batch before it: a bad row is
+-- retried alone and never holds back or poisons its batch neighbours, and a subject's rows still go out in
+-- seq order. Rows an earlier incarnation of this task leased before this one started (:takeover_until: the
+-- server's time at this incarnation's first claim plus its outbox.lease.ms, so a lease that ends later,
+-- taken with a longer lease or after that claim, is waited for) are claimed without waiting for their lease
+-- to expire; the attempt stays counted, they may have been in flight. Only rows in this task's share are
+-- reached. An incarnation is lowercase hex, so a connector whose name extends this task's ('<task>#x', owners
+-- '<task>#x-3#<hex>') never matches :task. Every row comes back with the number of rows the claim found in
+-- line (:limit when more may wait).
+--
+-- The wake-up: of the transactions :watch, those still in progress in this statement's snapshot (the one
+-- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
+-- none); and with :capture, every transaction in progress in that snapshot.
+--
+-- The first row carries the statement's results (stamped, receipts sent, watch, in progress) and, like every
+-- other, one claimed row; with nothing claimed it is the only row, its claimed columns null.
+WITH s AS (
+  UPDATE {table} e
+     SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+    FROM unnest(:stamp_seqs::bigint[], :stamp_fanouts::jsonb[]) AS x(seq, fanout)
+   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
+  RETURNING 1),
+st AS (SELECT count(*) AS stamped FROM s),
+rc AS (SELECT count(*) AS sent
+         FROM (SELECT pg_notify(:channel, r) FROM st, unnest(:receipts::text[]) r WHERE st.stamped > 0) q),
+c AS (
   SELECT seq, attempts, lease_until AS prev_lease FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (lease_until IS NULL OR lease_until < now()
@@ -25,6 +56,7 @@ WITH c AS (
                    OR (starts_with(lease_owner, :task || '#') AND substr(lease_owner, length(:task) + 2) ~ '^[0-9a-f]+$'))))
      AND (next_attempt_at IS NULL OR next_attempt_at <= now())
      AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
+     AND NOT (seq = ANY(:stamp_seqs::bigint[]))
    ORDER BY seq
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
@@ -40,33 +72,23 @@ u AS (
    WHERE e.seq = p.seq
   RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, e.{col.payload} AS payload,
             e.{col.headers} AS headers, e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error,
-            p.prev_lease, p.found)
+            p.prev_lease, p.found),
+w AS (
+  SELECT ARRAY(SELECT x FROM unnest(:watch::text[]) x
+                WHERE NOT pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) AS running,
+         CASE WHEN :capture::boolean
+              THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x) END AS in_progress)
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
 -- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
-SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
+SELECT st.stamped, rc.sent, w.running, w.in_progress,
+       u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
        u.headers::text, u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found
-  FROM u
+  FROM st CROSS JOIN rc CROSS JOIN w LEFT JOIN u ON true
  ORDER BY u.seq;
 
 -- name: TakeoverHorizon
 -- At a task's start: leases an earlier incarnation took until now end no later than this.
 SELECT now() + :lease_ms::bigint * interval '1 millisecond';
-
--- name: StampFannedOut
--- One statement per group of acknowledged rows, seqs[i] stamped with fanouts[i], and the write receipts
--- NOTIFYed by the same statement, so in the stamp's transaction: :receipts are the rows' event ids joined
--- by commas in chunks under NOTIFY's 8000-byte payload limit (empty: receipts are off). Every chunk goes
--- out once any row was stamped: a receipt for a row another claimer stamped first is still true.
-WITH s AS (
-  UPDATE {table} e
-     SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-    FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
-   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
-  RETURNING 1),
-n AS (SELECT count(*) AS stamped FROM s)
-SELECT n.stamped,
-       (SELECT count(*) FROM (SELECT pg_notify(:channel, r) FROM unnest(:receipts::text[]) r WHERE n.stamped > 0) q)
-  FROM n;
 
 -- name: ReleaseLeases
 -- Gives rows back: lease cleared, attempt returned when the row's records never left the task,

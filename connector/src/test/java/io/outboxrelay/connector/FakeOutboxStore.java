@@ -44,6 +44,10 @@ final class FakeOutboxStore implements OutboxStore {
     final Map<Long, Row> rows = new TreeMap<>();
     final List<List<Long>> extensions = new ArrayList<>();
     final List<List<Release>> releases = new ArrayList<>();
+    /** Every pass the task made, in order. */
+    final List<Pass> passes = new ArrayList<>();
+    /** The transactions the test says are in progress (xids as text), as a claim's snapshot sees them. */
+    final java.util.Set<String> inProgress = new java.util.LinkedHashSet<>();
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
     private final LongSupplier clock;
     private static final String EARLIER_INCARNATION = "relay-0#0";
@@ -88,9 +92,20 @@ final class FakeOutboxStore implements OutboxStore {
         return owner;
     }
 
-    /** As ClaimRows: the rows first in line; one attempted before comes alone first in line, else ends the batch. */
+    /**
+     * As ClaimRows: the stamps, then the rows first in line (one attempted before comes alone first in line,
+     * else ends the batch), and of the watched transactions those the test still has {@link #inProgress}.
+     */
     @Override
-    public Claim claim(int limit) throws SQLException {
+    public PassResult pass(Pass pass) throws SQLException {
+        int stamped = pass.stamps().isEmpty() ? 0 : stamp(pass.stamps(), pass.limit() > 0);
+        Claim claim = pass.limit() > 0 ? claimRows(pass.limit()) : Claim.NONE;
+        passes.add(pass);
+        List<String> running = pass.watch().stream().filter(inProgress::contains).toList();
+        return new PassResult(stamped, claim, running, pass.capture() ? List.copyOf(inProgress) : null);
+    }
+
+    private Claim claimRows(int limit) throws SQLException {
         maybeFail("claim");
         long now = clock.getAsLong();
         if (takeoverUntil == Long.MIN_VALUE) {
@@ -141,9 +156,9 @@ final class FakeOutboxStore implements OutboxStore {
         r.attempts++;
     }
 
-    @Override
-    public int stamp(List<Stamp> stamps) throws SQLException {
-        maybeFail("stamp");
+    /** @param withClaim whether the stamp rides with a claim (its failure is the claim's then too) */
+    private int stamp(List<Stamp> stamps, boolean withClaim) throws SQLException {
+        maybeFail(withClaim ? "claim" : "stamp");
         int n = 0;
         for (Stamp s : stamps) {
             Row r = rows.get(s.seq());
@@ -232,7 +247,7 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     @Override
-    public WakeupCycle.Flag wakeupFlag(String notifyChannel) {
+    public ClaimPacer.Flag wakeupFlag() {
         return flag;
     }
 

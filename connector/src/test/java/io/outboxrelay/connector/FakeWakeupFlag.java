@@ -1,51 +1,47 @@
 package io.outboxrelay.connector;
 
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.sql.SQLException;
 
-/** The table's wake-up flag for unit tests: the writers in progress at an arming end when the test says so. */
-class FakeWakeupFlag implements WakeupCycle.Flag {
+/**
+ * The table's wake-up flag for unit tests: the count of its clears moves when the test says a writer took it
+ * down, and an arming or a look fails when the test says so.
+ */
+class FakeWakeupFlag implements ClaimPacer.Flag {
     int arms;
-    /** Armings that also sent a NOTIFY to every task. */
-    int wakes;
-    boolean armed;
-    final Deque<Boolean> endings = new ArrayDeque<>();
-    int inProgress;
     int looks;
-    /** As WakeupArming while the NOTIFY queue is full: the flag stays down and no wake goes out. */
-    boolean queueFull;
+    boolean armed;
+    long clears;
+    boolean counted = true;
+    SQLException armFailure;
+    SQLException lookFailure;
 
     @Override
-    public boolean arm(boolean wakeEveryTask) {
+    public long arm() throws SQLException {
+        if (armFailure != null) {
+            throw armFailure;
+        }
         arms++;
-        if (queueFull) {
-            armed = false;
-            return !wakeEveryTask;
-        }
-        if (wakeEveryTask) {
-            wakes++;
-        }
         armed = true;
-        return true;
+        return clears;
     }
 
     @Override
-    public boolean someEnded() {
+    public boolean clearedSince(long token) throws SQLException {
         looks++;
-        boolean ended = !endings.isEmpty() && endings.poll();
-        if (ended) {
-            inProgress--;
+        if (lookFailure != null) {
+            throw lookFailure;
         }
-        return ended;
+        return counted ? clears != token : !armed;
     }
 
     @Override
-    public boolean waiting() {
-        return inProgress > 0;
+    public boolean counted() {
+        return counted;
     }
 
-    @Override
-    public boolean armed() {
-        return armed;
+    /** A writer found the flag armed and took it down (whether its NOTIFY reaches the task is the test's to say). */
+    void writerClears() {
+        armed = false;
+        clears++;
     }
 }

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * A full NOTIFY queue on a real PostgreSQL 17 whose queue is made small ({@code max_notify_queue_pages}):
  * a session that LISTENs and then stays in a transaction stops the queue from draining, and every commit
  * that notifies fails, also after that session has ended, until the queue's tail is moved. The stamp,
- * which carries the write receipts, still stamps the acknowledged rows (without their receipts); an arming
- * whose wake-up NOTIFY finds no room still arms; and once the session has ended, both move the tail and
+ * which carries the write receipts, still stamps the acknowledged rows (without their receipts); a writer
+ * that finds the wake-up flag armed leaves its NOTIFY out and commits; and once the session has ended, both
  * notify again. Each test fills the queue and leaves it with room.
  */
 class NotifyQueueFullIT {
@@ -65,7 +65,7 @@ class NotifyQueueFullIT {
 
             // the control: the stamp statement with the rows' receipts fails at commit and stamps nothing
             Object[] chunks = JdbcOutboxStore.receiptChunks(stamps.stream().map(OutboxStore.Stamp::id).toList()).toArray();
-            assertThatThrownBy(() -> store.stamp(stamps, chunks))
+            assertThatThrownBy(() -> store.run(new OutboxStore.Pass(stamps, 0, List.of(), false), chunks))
                 .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
             assertThat(fanned()).isZero();
 
@@ -93,59 +93,31 @@ class NotifyQueueFullIT {
     }
 
     /**
-     * The wake for every task (a look found the flag cleared without a NOTIFY) finds no room: the arming does
-     * not fail (the pass it belongs to goes on) and says the wake did not go out; the flag stays down, since a
-     * writer that found it set would fail to commit, and every task's arming (also one that never met the full
-     * queue) leaves it down while the queue is full. The task holding it down reads it cleared whatever another
-     * set, so its looks keep claiming. Once the session holding the queue back has ended, its next arming
-     * (even one that asks for no wake) makes room, sets the flag, notes the writers then in progress and wakes
-     * every task: rows written while the flag was down may be in their share.
+     * While the queue is over half full, a writer that finds the flag armed takes it down and counts the clear
+     * without a NOTIFY (migration V4's trigger), so its commit goes through; a waiting task's look sees the
+     * count move and claims. The control: a commit that does NOTIFY fails with the queue in this state.
      */
     @Test
-    void whileTheQueueIsFullArmingsLeaveTheFlagDownSoWritersCommitAndTheNextOneWithRoomArms() throws Exception {
-        WakeupArming arming = new WakeupArming(pool, "events", "outbox_events");
-        WakeupArming otherTask = new WakeupArming(pool, "events", "outbox_events");
-        WakeupArming quietTask = new WakeupArming(pool, "events", "outbox_events");
-        assertThat(quietTask.arm(false)).isTrue(); // armed while the queue had room
-        assertThat(quietTask.armed()).isTrue();
-        db.execute("SELECT setval('events_wakeup', 0, true)");
-        try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect();
-             LogCapture logs = LogCapture.start()) {
+    void whileTheQueueIsFullAWriterThatFindsTheFlagArmedCommitsAndTheCountTellsTheRelay() throws Exception {
+        WakeupFlag wakeup = WakeupFlag.of(pool, "events");
+        long token = wakeup.arm();
+        try (Connection wakes = db.connect(); Connection stuck = db.connect(); Connection writer = db.connect()) {
             listen(wakes, "outbox_events");
             holdTheQueueBack(stuck);
             fillTheQueue();
+            assertThat(aNotifyCommits()).as("the control: a NOTIFY cannot commit now").isFalse();
 
-            assertThat(arming.arm(true)).as("the wake did not go out").isFalse();
-            assertThat(flag()).as("left down").isZero();
-            assertThat(logs.text()).contains("NOTIFY queue is too full for the wake-up flag", "keeps the flag",
-                "could not wake");
-
-            // the control: with the flag set, the application's insert notifies, and its commit fails
-            db.execute("SELECT setval('events_wakeup', 1, true)");
-            assertThatThrownBy(() -> insert(writer))
-                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("54000"));
-            db.execute("SELECT setval('events_wakeup', 1, true)");
-            assertThat(arming.armed()).as("held down by this task: its look claims").isFalse();
-            assertThat(quietTask.armed()).as("a quiet task's look reads a full queue as a cleared flag, and arms")
-                .isFalse();
-            assertThat(otherTask.arm(false)).isTrue();
-            assertThat(flag()).as("an arming while the queue is full takes it down, also another task's").isZero();
             insert(writer);
             assertThat(db.queryLong("SELECT count(*) FROM events WHERE type = 'w.full'")).isEqualTo(1);
+            assertThat(flag()).as("taken down").isZero();
+            assertThat(wakeup.clearedSince(token)).as("and counted: the look claims").isTrue();
 
             letTheQueueGo(stuck);
-            writer.setAutoCommit(false);
-            try (Statement st = writer.createStatement()) {
-                st.execute("SELECT txid_current()"); // a writer in progress at the arming
-            }
-            JdbcOutboxStoreIT.notifications(wakes); // what the queue held for it
-            assertThat(arming.arm(false)).isTrue();
-            assertThat(arming.armed()).isTrue();
-            assertThat(arming.waiting()).as("the writer in progress noted after the flag went up").isTrue();
-            writer.rollback();
-            assertThat(arming.someEnded()).isTrue();
-            assertThat(logs.text()).contains("has room again");
+            db.execute("SELECT pg_notification_queue_usage()"); // moves the tail, as the relay's own statements do
+            long again = wakeup.arm();
+            insert(writer);
             await().atMost(Duration.ofSeconds(10)).until(() -> JdbcOutboxStoreIT.notifications(wakes).contains(""));
+            assertThat(wakeup.clearedSince(again)).isTrue();
         }
     }
 

@@ -41,7 +41,7 @@ class OutboxColumnsTest {
 
     @Test
     void everyPlaceholderOfEveryStatementIsExpanded() {
-        assertThat(RELAY_SQL.names()).contains("ClaimRows", "StampFannedOut");
+        assertThat(RELAY_SQL.names()).contains("ClaimRows", "ReleaseLeases");
         for (String name : RELAY_SQL.names()) {
             for (OutboxColumns columns : List.of(OutboxColumns.DEFAULT, DEBEZIUM)) {
                 assertThat(RELAY_SQL.bindable(name, "\"outbox\"", columns::expand).sql()).as(name)

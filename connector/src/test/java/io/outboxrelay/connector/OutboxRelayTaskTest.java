@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class OutboxRelayTaskTest {
     private static final long LEASE_MS = 3_000;
+    private static final long LINGER_MS = OutboxSourceConnectorConfig.DEFAULT_LINGER_MS;
 
     private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(1_000_000));
     private FakeOutboxStore store;
@@ -79,12 +80,18 @@ class OutboxRelayTaskTest {
 
         task.commitRecord(records.get(0), at(40));
         task.poll();
+        assertThat(store.row(1).fanout).as("the stamp goes with the next claim, outbox.linger.ms after this one").isNull();
+        clock.advance(LINGER_MS);
+        task.poll();
         assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"topic\":\"orders\",\"partition\":0,\"offset\":40}}");
         assertThat(store.row(2).fanout).as("not acknowledged yet").isNull();
         task.commitRecord(records.get(1), at(41));
+        clock.advance(LINGER_MS);
         task.poll();
         assertThat(store.row(2).fanout).contains("\"offset\":41");
         assertThat(store.releases).isEmpty();
+        assertThat(store.passes).as("one statement per pass: each stamp rode with a claim")
+            .allSatisfy(p -> assertThat(p.limit()).isPositive());
     }
 
     @Test
@@ -96,6 +103,8 @@ class OutboxRelayTaskTest {
         task.commitRecord(records.get(0), at(7));
         task.commitRecord(records.get(1), null); // dropped under errors.tolerance=all
         task.poll();
+        clock.advance(LINGER_MS);
+        task.poll();
 
         assertThat(store.row(1).fanout).isNotNull();
         assertThat(store.releases).singleElement().satisfies(batch -> assertThat(batch).singleElement()
@@ -105,7 +114,7 @@ class OutboxRelayTaskTest {
                 assertThat(r.delayMs()).isEqualTo(2_000);
                 assertThat(r.error()).contains("not acknowledged");
             }));
-        clock.advance(1_999);
+        clock.advance(1_999 - LINGER_MS);
         assertThat(task.poll()).as("its backoff has not passed").isNull();
         clock.advance(101); // the task looks 100 ms after the backoff, for a database clock a little ahead
         List<SourceRecord> retried = task.poll();
@@ -188,73 +197,110 @@ class OutboxRelayTaskTest {
     }
 
     @Test
-    void withALingerABusyTaskClaimsWhatArrivedAfterItWithoutArmingAndArmsOnceNothingArrives() throws Exception {
+    void aBusyTaskClaimsEveryLingerWithoutArmingAndArmsOnceClaimsFindNothing() throws Exception {
         FakeWakeupFlag flag = store.withWakeupFlag();
         store.insert(1, "a");
-        start(Map.of("outbox.listen.enabled", "true", "outbox.linger.ms", "10"));
+        start(Map.of("outbox.listen.enabled", "true"));
         assertThat(seqs(task.poll())).containsExactly(1L);
-        int armsAfterFirstClaim = flag.arms;
         long seq = 2;
-        for (int cycle = 0; cycle < 5; cycle++) { // a steady trickle: two rows per 10 ms
+        for (int cycle = 0; cycle < 5; cycle++) { // a steady trickle: two rows per linger
             store.insert(seq++, "a");
             store.insert(seq++, "b");
             assertThat(task.poll()).as("the linger has not passed").isNull();
-            clock.advance(10);
+            clock.advance(LINGER_MS);
             assertThat(seqs(task.poll())).as("cycle %d", cycle).containsExactly(seq - 2, seq - 1);
         }
-        assertThat(flag.arms).as("no arming while rows keep arriving").isEqualTo(armsAfterFirstClaim);
-        clock.advance(10);
-        assertThat(task.poll()).isNull();
-        assertThat(flag.arms).as("the trickle stopped: armed for a NOTIFY").isEqualTo(armsAfterFirstClaim + 1);
+        assertThat(flag.arms).as("no arming while rows keep arriving").isZero();
+        clock.advance(LINGER_MS);
+        assertThat(task.poll()).as("one claim finds nothing").isNull();
+        assertThat(flag.arms).isZero();
+        clock.advance(LINGER_MS);
+        assertThat(task.poll()).as("the second finds nothing either").isNull();
+        assertThat(task.poll()).as("arms, and claims once more noting the writers in progress").isNull();
+        assertThat(flag.arms).isOne();
+        assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
     }
 
     /**
-     * A NOTIFY sent while this task's LISTEN was reconnecting reached the other tasks, which armed the flag
-     * again, so writers after it may have sent none for rows in this task's share: back in place, the task
-     * arms and settles as on a NOTIFY, not only claims once.
+     * A NOTIFY sent while this task's LISTEN was reconnecting never reached it: back in place, the task claims
+     * at once, as on a NOTIFY.
      */
     @Test
-    void aListenSessionBackInPlaceArmsTheFlagAgainAsANotifyWould() throws Exception {
-        FakeWakeupFlag flag = store.withWakeupFlag();
+    void aListenSessionBackInPlaceClaimsAsANotifyWould() throws Exception {
+        store.withWakeupFlag();
         start(Map.of("outbox.listen.enabled", "true"));
-        assertThat(task.poll()).isNull(); // nothing to claim: armed
-        assertThat(task.poll()).isNull(); // no writer in progress: the final claim, then quiet
-        int arms = flag.arms;
+        quiet();
+        store.insert(1, "a");
+        assertThat(task.poll()).as("quiet: no claim without a reason").isNull();
 
         listening.run();
-        assertThat(task.poll()).isNull();
-        assertThat(flag.arms).isEqualTo(arms + 1);
+        assertThat(seqs(task.poll())).containsExactly(1L);
+    }
+
+    /** Claims until the task is quiet: armed, and no writer in progress. */
+    private void quiet() throws InterruptedException {
+        for (int i = 0; i < 10 && store.passes.stream().noneMatch(OutboxStore.Pass::capture); i++) {
+            clock.advance(LINGER_MS);
+            assertThat(task.poll()).isNull();
+        }
+        assertThat(store.passes).anyMatch(OutboxStore.Pass::capture);
     }
 
     /**
-     * A full NOTIFY queue: the look finds the flag cleared by a writer whose commit failed, and its wake for
-     * every task cannot go out. The pass goes on (its claim is not given back): the task claims at each look,
-     * as a polling relay would, and sends the wake it owes once the queue has room.
+     * A writer took the flag down and its NOTIFY never came (it rolled back, the NOTIFY queue was too full,
+     * LISTEN died unseen), and another task armed the flag again since: the quiet task's look sees the count
+     * of clears move and claims. The rows of writers after the clear sent no NOTIFY and may be in its share.
      */
     @Test
-    void whileTheNotifyQueueIsFullTheTaskClaimsAtEachLookAndWakesTheOthersOnceItHasRoom() throws Exception {
+    void aClearWhoseNotifyNeverCameIsSeenAtTheNextLookEvenAfterAnotherArming() throws Exception {
         FakeWakeupFlag flag = store.withWakeupFlag();
         start(Map.of("outbox.listen.enabled", "true"));
-        assertThat(task.poll()).isNull(); // nothing to claim: armed
-        assertThat(task.poll()).isNull(); // the final claim, then quiet
-        flag.queueFull = true;
-        flag.armed = false;
-        for (long seq = 1; seq <= 3; seq++) {
-            store.insert(seq, "a"); // the flag is down: no NOTIFY
-            assertThat(task.poll()).as("no look yet").isNull();
-            clock.advance(ClaimSchedule.MAX_IDLE_WAIT_MS);
-            assertThat(seqs(task.poll())).as("claimed at the look").containsExactly(seq);
-            assertThat(task.poll()).isNull();
-            assertThat(task.poll()).isNull();
-        }
-        assertThat(flag.wakes).isZero();
-        assertThat(flag.armed).isFalse();
+        quiet();
+        flag.writerClears(); // and rolls back: no NOTIFY
+        store.insert(1, "a"); // read the flag down: no NOTIFY either
+        flag.armed = true; // another task armed it after a claim of its own
+        assertThat(task.poll()).as("no look yet").isNull();
+        clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(seqs(task.poll())).as("claimed at the look").containsExactly(1L);
+    }
 
-        flag.queueFull = false;
-        clock.advance(ClaimSchedule.MAX_IDLE_WAIT_MS);
-        assertThat(task.poll()).isNull();
-        assertThat(flag.wakes).as("the wake owed since the first look").isEqualTo(1);
-        assertThat(flag.armed).isTrue();
+    /**
+     * An arming or a look that fails (a revoked grant, a statement timeout) never fails the pass: the rows it
+     * claimed are handed out, the acknowledged rows stamped with it, and the task claims at each look until
+     * the flag can be armed again.
+     */
+    @Test
+    void aFailingArmingOrLookNeitherGivesBackClaimedRowsNorHoldsBackStamps() throws Exception {
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        store.insert(1, "a");
+        start(Map.of("outbox.listen.enabled", "true"));
+        List<SourceRecord> records = task.poll();
+        task.commitRecord(records.get(0), at(1));
+        flag.armFailure = new java.sql.SQLException("permission denied for sequence events_wakeup", "42501");
+        store.insert(2, "b");
+        for (int i = 0; i < 4; i++) {
+            clock.advance(LINGER_MS);
+            task.poll(); // claims 2, then finds nothing twice: the arming fails
+        }
+        store.insert(3, "c");
+        clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(seqs(task.poll())).as("claimed at the look, unarmed").containsExactly(3L);
+        assertThat(store.row(1).fanout).as("stamped all the same").isNotNull();
+        assertThat(store.releases).as("nothing given back").isEmpty();
+        assertThat(flag.arms).isZero();
+
+        flag.armFailure = null;
+        flag.lookFailure = new java.sql.SQLException("canceling statement due to statement timeout", "57014");
+        clock.advance(ClaimPacer.LOOK_INTERVAL_MS); // a failed arming is tried again a look later, not sooner
+        for (int i = 0; i < 3; i++) {
+            clock.advance(LINGER_MS);
+            task.poll();
+        }
+        assertThat(flag.arms).as("armed once it could").isOne();
+        store.insert(4, "d");
+        clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(seqs(task.poll())).as("a look that cannot tell claims").containsExactly(4L);
+        assertThat(store.releases).isEmpty();
     }
 
     @Test

@@ -14,7 +14,7 @@ import java.util.Properties;
 
 /**
  * One embedded PostgreSQL 17 per test class ({@link ExtraPostgres}) with {@code schemas/sql/outbox.sql}
- * applied, and a stand-in for the relay's stamp that does exactly what the connector's {@code StampFannedOut} plus
+ * applied, and a stand-in for the relay's stamp that does exactly what the connector's {@code ClaimRows} stamp plus
  * {@code Notify} statements do: one set-based UPDATE guarded by {@code fanned_out_at IS NULL}, then, in
  * the same transaction, {@code pg_notify} with at most 200 comma-separated ids per notification.
  */

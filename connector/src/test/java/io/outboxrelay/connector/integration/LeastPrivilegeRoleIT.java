@@ -108,6 +108,36 @@ class LeastPrivilegeRoleIT {
             .allSatisfy(t -> assertThat(t.state()).isEqualTo("RUNNING"));
     }
 
+    /**
+     * EXECUTE on pg_notification_queue_usage() revoked while the relay is quiet: the wake-up does not use it
+     * (the trigger reads the queue, as its owner), so the tasks keep running and relaying.
+     */
+    @Test
+    void aQuietRelayKeepsRelayingWhenTheQueueUsageFunctionIsRevoked() {
+        String connector = CONNECTOR + "-revoked";
+        TestDatabase db = TestPostgres.get().createDatabase("least_privilege_revoked");
+        Map<String, String> cfg = TestConnect.relayConfig(new TestDatabase(db.name(), db.jdbcUrl(), ROLE, PASSWORD),
+            "orders", 2);
+        cfg.put("name", connector);
+        cfg.put("subscription.orders.topic", TOPIC + "-revoked");
+        cfg.put("outbox.sweep.interval.ms", "600000");
+        assertThat(WorkerRest.put("connectors/" + connector + "/config", cfg).status()).isEqualTo(201);
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+        db.execute("REVOKE EXECUTE ON FUNCTION pg_notification_queue_usage() FROM PUBLIC");
+        try {
+            await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(2)) // a few looks
+                .until(() -> TestConnect.cluster().connectorStatus(connector).tasks().stream()
+                    .allMatch(task -> task.state().equals("RUNNING")));
+            db.insertEvents(10, 5, "order.created");
+            await().atMost(Duration.ofSeconds(20)).until(() -> TestConnect.countRecords(TOPIC + "-revoked") == 10);
+            assertThat(TestConnect.cluster().connectorStatus(connector).tasks())
+                .allSatisfy(task -> assertThat(task.state()).isEqualTo("RUNNING"));
+        } finally {
+            TestConnect.cluster().deleteConnector(connector);
+            db.execute("GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO PUBLIC");
+        }
+    }
+
     private static Connection connectAsRelay() throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", ROLE);

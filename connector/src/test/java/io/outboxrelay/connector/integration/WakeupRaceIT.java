@@ -55,6 +55,14 @@ class WakeupRaceIT {
         return db;
     }
 
+    /** A writer finds the flag armed, takes it down (its NOTIFY would go at commit), and rolls back. */
+    private static void clearTheFlagAndRollBack(TestDatabase db) throws SQLException {
+        try (Connection rolledBack = openWriter(db, "rolled-back")) {
+            assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("cleared, NOTIFY only at commit").isZero();
+            rolledBack.rollback();
+        }
+    }
+
     @Test
     void aWriteThatRacesTheRelayGoingToSleepIsRelayedWhenItCommits() throws Exception {
         TestDatabase db = armedRelay("wakeup_race", "wakeup-race-orders", 1);
@@ -88,10 +96,7 @@ class WakeupRaceIT {
     void rowsCommittedAfterAWriterClearedTheFlagAndRolledBackReachEveryTasksShare() throws Exception {
         TestDatabase db = armedRelay("wakeup_rollback", "wakeup-rollback-orders", 2);
 
-        try (Connection rolledBack = openWriter(db, "rolled-back")) {
-            assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("cleared, NOTIFY only at commit").isZero();
-            rolledBack.rollback();
-        }
+        clearTheFlagAndRollBack(db);
         List<String> subjects = IntStream.range(0, 8).mapToObj(i -> "after-" + i).toList();
         try (Connection writer = db.connect()) {
             writer.setAutoCommit(false);
@@ -107,5 +112,24 @@ class WakeupRaceIT {
             db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == subjects.size());
         assertThat(TestConnect.consume(subjects.size(), Duration.ofSeconds(30), "wakeup-rollback-orders"))
             .extracting(TestConnect.Received::key).containsExactlyInAnyOrderElementsOf(subjects);
+    }
+
+    /**
+     * A writer clears the flag and rolls back (no NOTIFY); rows committed after it read the flag down (no
+     * NOTIFY either); then the flag is armed again, as another task or another connector of the table does
+     * after a claim of its own. The quiet task's look finds the flag armed, which a look at the flag alone
+     * would take for "nothing happened" (the rows would wait for the sweep, ten minutes here); it compares
+     * the count of clears instead, and claims them.
+     */
+    @Test
+    void aClearHiddenByAnotherArmingIsStillSeen() throws Exception {
+        TestDatabase db = armedRelay("wakeup_hidden", "wakeup-hidden-orders", 1);
+
+        clearTheFlagAndRollBack(db);
+        db.insertEvent("order.created", "after-the-clear", "{}");
+        db.execute("SELECT setval('events_wakeup', 1, true)"); // another claimer's arming
+        await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "after-the-clear"));
+        assertThat(TestConnect.consume(1, Duration.ofSeconds(30), "wakeup-hidden-orders"))
+            .extracting(TestConnect.Received::key).containsExactly("after-the-clear");
     }
 }

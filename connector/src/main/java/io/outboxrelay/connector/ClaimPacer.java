@@ -1,0 +1,267 @@
+package io.outboxrelay.connector;
+
+import java.sql.SQLException;
+import java.util.List;
+import java.util.PriorityQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * When a relay task claims, and when it arms the table's wake-up flag: the one owner of the task's claim
+ * timing. Three states (docs/wakeup.md has the diagram, every edge and the test of each):
+ * <ul>
+ *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
+ *       left rows in line); the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches the task
+ *       changes nothing. After {@link #EMPTY_CLAIMS_BEFORE_ARMING} empty claims in a row it arms the flag.
+ *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
+ *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
+ *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
+ *       since the arming (a clear whose NOTIFY never reached this task), the sweep or a released row due.
+ * </ul>
+ * A claim that finds rows makes the task ACTIVE again. Task thread only, except {@link #wake()}.
+ */
+final class ClaimPacer {
+    private static final Logger log = LoggerFactory.getLogger(ClaimPacer.class);
+
+    /** The wake-up flag as the pacer uses it ({@link WakeupFlag} in PostgreSQL). */
+    interface Flag {
+        /** Arms the flag; returns the count of its clears before the arming (0 without a count). */
+        long arm() throws SQLException;
+
+        /** Whether a writer took the flag down since the arming that returned {@code token}. */
+        boolean clearedSince(long token) throws SQLException;
+
+        /** Whether the table counts the clears (migration V4); without, a look reads the flag itself. */
+        boolean counted();
+    }
+
+    enum State { ACTIVE, SETTLING, QUIET }
+
+    /** A claim due now: the transactions to look at, whether to note those in progress, and whether it sweeps. */
+    record Claim(List<String> watch, boolean capture, boolean sweep) {
+    }
+
+    /** Empty claims in a row after which an active task arms the flag and settles. */
+    static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
+    /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
+    static final long LOOK_INTERVAL_MS = 250;
+    /** The first wait between settling claims; it doubles, up to the look interval, while none of them ends. */
+    static final long SETTLE_FIRST_WAIT_MS = 2;
+    /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
+    static final long MAX_WAIT_MS = 250;
+    private static final long WARN_EVERY_MS = 60_000;
+
+    private Flag flag;
+    private final boolean listening;
+    private final long paceMs;
+    private final long sweepIntervalMs;
+    private final long pollIntervalMs;
+    private final Runnable checkListener;
+    private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
+    private volatile State state = State.ACTIVE;
+    private volatile boolean woken;
+    private long claimAt;
+    private long nextSweepAt;
+    private long lookAt = Long.MAX_VALUE;
+    private int emptyClaims;
+    private boolean armDue;
+    /** Not before this: an arming failed, and the task claims at its looks until one works. */
+    private long armAt = Long.MIN_VALUE;
+    private long token;
+    private boolean notifiedSinceArming;
+    private boolean capture;
+    private List<String> watch = List.of();
+    private long settleWaitMs = SETTLE_FIRST_WAIT_MS;
+    private long lastWarnAt = Long.MIN_VALUE;
+
+    /**
+     * @param listening     whether LISTEN is on; off, the task claims every {@code pollIntervalMs} while quiet
+     * @param paceMs        {@code outbox.linger.ms}: between claims while rows keep arriving
+     * @param checkListener asks the LISTEN session to prove it is alive (a clear came without its NOTIFY)
+     */
+    ClaimPacer(long now, boolean listening, long paceMs, long sweepIntervalMs, long pollIntervalMs,
+               Runnable checkListener) {
+        this.listening = listening;
+        this.paceMs = Math.max(1, paceMs);
+        this.sweepIntervalMs = sweepIntervalMs;
+        this.pollIntervalMs = pollIntervalMs;
+        this.checkListener = checkListener;
+        this.claimAt = now;
+        this.nextSweepAt = now + sweepIntervalMs;
+    }
+
+    State state() {
+        return state;
+    }
+
+    /** The table's flag, once the first pass found it (null: none, the trigger NOTIFYs on every insert). */
+    void useFlag(Flag flag) {
+        this.flag = listening ? flag : null;
+    }
+
+    /**
+     * LISTEN thread: a NOTIFY arrived, or LISTEN is (again) in place and one may have been missed.
+     *
+     * @return whether to wake the task thread: not while ACTIVE, where the next claim is due anyway
+     */
+    boolean wake() {
+        woken = true;
+        return state != State.ACTIVE;
+    }
+
+    /** Claim at the next chance (a failed pass, rows given back, rows to stamp while not active). */
+    void request(long now) {
+        claimAt = Math.min(claimAt, now);
+    }
+
+    /** A failed row was released with a backoff: it is claimable again from {@code at} on. */
+    void retryAt(long at) {
+        retryTimes.add(at);
+    }
+
+    /**
+     * Before a pass: arms the flag or looks at it when due (their failures only delay the wake-up: they never
+     * fail the pass or its stamps), and says whether to claim now. Without {@code room} nothing is used up.
+     */
+    Claim next(long now, boolean room) {
+        if (woken) {
+            woken = false;
+            notifiedSinceArming = true;
+            if (state != State.ACTIVE) {
+                activate(now);
+            }
+        }
+        if (state == State.QUIET && flag != null && now >= lookAt) {
+            look(now);
+        }
+        boolean sweep = now >= nextSweepAt;
+        boolean retry = !retryTimes.isEmpty() && retryTimes.peek() <= now;
+        if (!room || !(now >= claimAt || sweep || retry)) {
+            return null;
+        }
+        if (armDue && now >= armAt) {
+            arm(now);
+        }
+        if (sweep) {
+            nextSweepAt = now + sweepIntervalMs;
+        }
+        while (!retryTimes.isEmpty() && retryTimes.peek() <= now) {
+            retryTimes.poll();
+        }
+        return new Claim(state == State.SETTLING ? watch : List.of(), capture, sweep);
+    }
+
+    /**
+     * After a claim: {@code rows} it leased, {@code more} when rows may wait in line; {@code running}, of the
+     * transactions it was to look at, those still in progress in its snapshot; {@code inProgress} the
+     * transactions in progress in its snapshot when it was to note them (else null).
+     */
+    void claimed(long now, int rows, boolean more, List<String> running, List<String> inProgress) {
+        capture = false;
+        if (more || rows > 0) {
+            activate(now);
+            claimAt = more ? now : now + paceMs;
+            return;
+        }
+        switch (state) {
+            case ACTIVE -> {
+                emptyClaims++;
+                if (flag != null && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING) {
+                    armDue = true;
+                    claimAt = Math.max(now, armAt); // arm, then claim once more, noting the transactions in progress
+                } else if (flag == null && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING) {
+                    quiet(now);
+                } else {
+                    claimAt = now + paceMs;
+                }
+            }
+            case SETTLING -> settle(now, inProgress != null ? inProgress : running, inProgress == null);
+            case QUIET -> claimAt = listening ? Long.MAX_VALUE : now + pollIntervalMs;
+        }
+    }
+
+    /** How long an idle poll() may wait for a wake-up before something falls due. */
+    long waitMs(long now, boolean room) {
+        if (woken && state != State.ACTIVE) {
+            return 0;
+        }
+        long until = room ? claimAt : Long.MAX_VALUE; // without room, an acknowledgement wakes the task
+        until = Math.min(until, Math.min(nextSweepAt, lookAt));
+        if (!retryTimes.isEmpty()) {
+            until = Math.min(until, retryTimes.peek());
+        }
+        return Math.max(0, Math.min(MAX_WAIT_MS, until - now));
+    }
+
+    private void activate(long now) {
+        state = State.ACTIVE;
+        emptyClaims = 0;
+        armDue = false;
+        watch = List.of();
+        lookAt = Long.MAX_VALUE;
+        claimAt = Math.min(claimAt, now);
+    }
+
+    private void arm(long now) {
+        try {
+            token = flag.arm();
+        } catch (SQLException e) {
+            warn("arm the table's wake-up flag", e);
+            armAt = now + LOOK_INTERVAL_MS; // this claim goes ahead unarmed; the next one, and arming, at the next look
+            return;
+        }
+        armDue = false;
+        notifiedSinceArming = false;
+        state = State.SETTLING;
+        capture = true;
+        settleWaitMs = SETTLE_FIRST_WAIT_MS;
+    }
+
+    /**
+     * A settling claim found nothing. Each time some of the watched transactions have ended the task claims
+     * again soon (they may have committed rows no NOTIFY tells of), and once none is left it is quiet.
+     */
+    private void settle(long now, List<String> running, boolean compared) {
+        boolean ended = compared && running.size() < watch.size();
+        watch = running;
+        if (running.isEmpty()) {
+            quiet(now);
+            return;
+        }
+        settleWaitMs = ended || !compared ? SETTLE_FIRST_WAIT_MS : Math.min(settleWaitMs * 2, LOOK_INTERVAL_MS);
+        claimAt = now + settleWaitMs;
+    }
+
+    private void quiet(long now) {
+        state = State.QUIET;
+        watch = List.of();
+        claimAt = listening ? Long.MAX_VALUE : now + pollIntervalMs;
+        lookAt = flag == null ? Long.MAX_VALUE : now + LOOK_INTERVAL_MS;
+    }
+
+    private void look(long now) {
+        lookAt = now + LOOK_INTERVAL_MS;
+        boolean cleared;
+        try {
+            cleared = flag.clearedSince(token);
+        } catch (SQLException e) {
+            warn("look at the table's wake-up flag", e);
+            cleared = true; // claiming is what a look that cannot tell must do
+        }
+        if (cleared) {
+            if (!notifiedSinceArming) {
+                checkListener.run(); // a rollback does this too, but so does a LISTEN session that died unseen
+            }
+            activate(now);
+        }
+    }
+
+    private void warn(String what, SQLException e) {
+        long now = System.nanoTime() / 1_000_000;
+        if (lastWarnAt == Long.MIN_VALUE || now - lastWarnAt >= WARN_EVERY_MS) {
+            lastWarnAt = now;
+            log.warn("Could not {} ({}; SQLState {}): the task claims every {} ms instead until it can; the rows are"
+                + " relayed, with up to that much delay", what, e.getMessage(), e.getSQLState(), LOOK_INTERVAL_MS);
+        }
+    }
+}

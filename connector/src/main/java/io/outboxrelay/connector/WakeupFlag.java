@@ -1,0 +1,122 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.Identifiers;
+import io.outboxrelay.common.NamedSql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.apache.kafka.connect.errors.ConnectException;
+
+/**
+ * The table's wake-up flag in PostgreSQL (statements in {@code wakeup.sql}; docs/wakeup.md): the sequence
+ * {@code <table>_wakeup} that a task sets when it waits, and that the table's trigger takes down, counting
+ * each clear in {@code <table>_wakeup_clears} (migration V4), before it NOTIFYs.
+ */
+final class WakeupFlag implements ClaimPacer.Flag {
+    private static final NamedSql SQL = NamedSql.load(WakeupFlag.class, "wakeup.sql");
+
+    private final DataSource dataSource;
+    private final String flag;
+    private final String clears;
+    /** False on a table without migration V4: a look then reads the flag itself. */
+    private final boolean counted;
+
+    private WakeupFlag(DataSource dataSource, String flag, String clears, boolean counted) {
+        this.dataSource = dataSource;
+        this.flag = flag;
+        this.clears = clears;
+        this.counted = counted;
+    }
+
+    /**
+     * The table's flag; null when it has none (an outbox.sql before V2: its trigger NOTIFYs on every insert).
+     *
+     * @throws ConnectException when the role may not use it, naming the GRANT
+     */
+    static WakeupFlag of(DataSource dataSource, String table) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            Found objects = objects(c, table);
+            String missing = objects.missingPrivilege();
+            if (missing != null) {
+                throw new ConnectException(missing);
+            }
+            return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
+                : null;
+        }
+    }
+
+    /**
+     * What the session's role lacks to use the wake-up of {@code table}, with the GRANT that fixes it; null when
+     * nothing (also when the table has no flag).
+     */
+    static String missingPrivilege(Connection c, String table) throws SQLException {
+        return objects(c, table).missingPrivilege();
+    }
+
+    private static Found objects(Connection c, String table) throws SQLException {
+        String flag = Identifiers.quoteQualified(table + "_wakeup");
+        String clears = Identifiers.quoteQualified(table + "_wakeup_clears");
+        NamedSql.Bindable sql = SQL.bindable("WakeupObjects", "");
+        try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+            sql.set(ps, "flag", flag);
+            sql.set(ps, "clears", clears);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Found(flag, clears, rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3),
+                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getString(5));
+            }
+        }
+    }
+
+    /** A task arms the flag: the count of its clears before, 0 on a table without the count. */
+    @Override
+    public long arm() throws SQLException {
+        return single(counted ? "ArmFlag" : "ArmFlagWithoutCount");
+    }
+
+    /** Whether a writer took the flag down since the arming that returned {@code token}. */
+    @Override
+    public boolean clearedSince(long token) throws SQLException {
+        return counted ? single("CountClears") != token : single("FlagCleared") != 0;
+    }
+
+    @Override
+    public boolean counted() {
+        return counted;
+    }
+
+    private long single(String statement) throws SQLException {
+        NamedSql.Bindable sql = SQL.bindable(statement, "");
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.sql())) {
+            if (sql.names().contains("flag")) {
+                sql.set(ps, "flag", flag);
+            }
+            if (sql.names().contains("clears")) {
+                sql.set(ps, "clears", clears);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Object value = rs.getObject(1);
+                return value instanceof Boolean b ? (b ? 1 : 0) : rs.getLong(1);
+            }
+        }
+    }
+
+    private record Found(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm,
+                           boolean mayCount, String role) {
+        String missingPrivilege() {
+            if (!hasFlag || mayArm && mayCount) {
+                return null;
+            }
+            String grants = String.join("; ", java.util.stream.Stream.of(
+                    mayArm ? null : "GRANT SELECT, UPDATE ON SEQUENCE " + flag + " TO outbox_relay",
+                    mayCount ? null : "GRANT SELECT ON SEQUENCE " + clears + " TO outbox_relay")
+                .filter(java.util.Objects::nonNull).toList());
+            return "role " + role + " may not use the wake-up flag of the outbox (the relay sets " + flag + " when it waits"
+                + (hasCount ? " and reads " + clears : "") + "): " + grants + " (schemas/sql/outbox.sql"
+                + " does), with " + role + " a member of outbox_relay";
+        }
+    }
+}

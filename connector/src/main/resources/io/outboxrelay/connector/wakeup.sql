@@ -1,0 +1,34 @@
+-- Named statements of the relay's wake-up (docs/wakeup.md). :flag is the quoted name of the table's flag
+-- <table>_wakeup, :clears that of the count of its clears <table>_wakeup_clears (migration V4); both are
+-- bound as text and resolved by the server, never spliced into the SQL.
+
+-- name: WakeupObjects
+-- Which wake-up objects the table has, and whether the session's role may use them: SELECT and UPDATE on
+-- the flag (a task arms it), SELECT on the count (a waiting task reads it). Null where the object is missing.
+SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
+       to_regclass(:clears) IS NOT NULL AS has_clears,
+       CASE WHEN to_regclass(:flag) IS NOT NULL
+            THEN has_sequence_privilege(to_regclass(:flag), 'SELECT')
+                 AND has_sequence_privilege(to_regclass(:flag), 'UPDATE') END AS may_arm,
+       CASE WHEN to_regclass(:clears) IS NOT NULL
+            THEN has_sequence_privilege(to_regclass(:clears), 'SELECT') END AS may_count,
+       current_user::text AS role;
+
+-- name: ArmFlag
+-- Sets the flag and returns the count of its clears as it was before: the CTE is read once, first, and the
+-- setval depends on it, so a writer that takes the flag down after the arming moves the count past the
+-- value returned.
+WITH before AS MATERIALIZED (SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0) AS clears)
+SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
+
+-- name: ArmFlagWithoutCount
+-- A table without migration V4: the flag alone.
+SELECT 0::bigint, setval(:flag::regclass, 1, true);
+
+-- name: CountClears
+-- How often a writer has taken the flag down so far.
+SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0);
+
+-- name: FlagCleared
+-- A table without migration V4: whether the flag is down (a writer cleared it, or no task armed it since).
+SELECT pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1;

@@ -1,0 +1,250 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.SQLException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every edge of the wake-up's state diagram (docs/wakeup.md), on the pacer alone: which claims it asks
+ * for, when, and when it arms and looks at the flag. The store's side (the snapshot a claim reads) is
+ * {@code WakeupFlagIT}; the relay on a real worker {@code WakeupRaceIT}.
+ */
+class ClaimPacerTest {
+    private static final long PACE = 10;
+    private static final long SWEEP = 60_000;
+    private static final long POLL = 1_000;
+
+    private final FakeWakeupFlag flag = new FakeWakeupFlag();
+    private int listenerChecks;
+    private long now = 1_000;
+
+    private ClaimPacer listening() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, SWEEP, POLL, () -> listenerChecks++);
+        pacer.useFlag(flag);
+        return pacer;
+    }
+
+    /** The claim due now, told that it found {@code rows}, with nothing watched still running. */
+    private ClaimPacer.Claim claim(ClaimPacer pacer, int rows) {
+        ClaimPacer.Claim claim = pacer.next(now, true);
+        assertThat(claim).as("a claim is due at %d", now).isNotNull();
+        pacer.claimed(now, rows, false, List.of(), claim.capture() ? List.of() : null);
+        return claim;
+    }
+
+    /** An active pacer's two empty claims, a pace apart: what makes it arm (or be quiet, without a flag). */
+    private ClaimPacer twoEmptyClaims(ClaimPacer pacer) {
+        claim(pacer, 0);
+        now += PACE;
+        claim(pacer, 0);
+        return pacer;
+    }
+
+    /** From the start (ACTIVE) to QUIET: two empty claims, the arming, the claim that notes the writers. */
+    private ClaimPacer quiet() {
+        ClaimPacer pacer = twoEmptyClaims(listening());
+        ClaimPacer.Claim afterArming = claim(pacer, 0);
+        assertThat(afterArming.capture()).isTrue();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        return pacer;
+    }
+
+    @Test
+    void anActiveTaskClaimsOncePerPaceWhileRowsArriveAndNeverArms() {
+        ClaimPacer pacer = listening();
+        for (int i = 0; i < 100; i++) {
+            claim(pacer, 3);
+            assertThat(pacer.next(now + PACE - 1, true)).as("not before the pace").isNull();
+            assertThat(pacer.waitMs(now, true)).isEqualTo(PACE);
+            now += PACE;
+        }
+        assertThat(flag.arms).isZero();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+    }
+
+    @Test
+    void aClaimThatLeftRowsInLineClaimsAgainAtOnce() {
+        ClaimPacer pacer = listening();
+        ClaimPacer.Claim first = pacer.next(now, true);
+        pacer.claimed(now, 200, true, List.of(), null);
+        assertThat(first).isNotNull();
+        assertThat(pacer.next(now, true)).isNotNull();
+    }
+
+    @Test
+    void aNotifyThatReachesAnActiveTaskCostsNothing() {
+        ClaimPacer pacer = listening();
+        claim(pacer, 3);
+        assertThat(pacer.wake()).as("the task thread is not woken").isFalse();
+        assertThat(pacer.next(now + 1, true)).as("and no claim comes early").isNull();
+        assertThat(pacer.waitMs(now + 1, true)).isEqualTo(PACE - 1);
+    }
+
+    @Test
+    void twoEmptyClaimsArmTheFlagAndTheNextClaimNotesTheWritersInProgress() {
+        ClaimPacer pacer = listening();
+        claim(pacer, 0);
+        assertThat(flag.arms).as("one empty claim is not enough").isZero();
+        now += PACE;
+        claim(pacer, 0);
+        assertThat(flag.arms).isZero();
+        ClaimPacer.Claim next = pacer.next(now, true);
+        assertThat(flag.arms).as("armed before the claim, at once").isOne();
+        assertThat(next.capture()).isTrue();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
+    }
+
+    /**
+     * A writer that read the flag down before the arming is in progress in the snapshot of the claim after
+     * it: the task claims each time some of those end (soon), backs off while none does, and is quiet only
+     * once none is left. Its claims carry the watch; the store answers with what still runs.
+     */
+    @Test
+    void settlingClaimsWhenAWatchedWriterEndsAndIsQuietOnceNoneIsLeft() {
+        ClaimPacer pacer = twoEmptyClaims(listening());
+        ClaimPacer.Claim afterArming = pacer.next(now, true);
+        pacer.claimed(now, 0, false, List.of(), List.of("100", "101"));
+        assertThat(afterArming.capture()).isTrue();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
+
+        now += ClaimPacer.SETTLE_FIRST_WAIT_MS;
+        ClaimPacer.Claim watching = pacer.next(now, true);
+        assertThat(watching.watch()).containsExactly("100", "101");
+        pacer.claimed(now, 0, false, List.of("100", "101"), null); // none ended: back off
+        assertThat(pacer.next(now + ClaimPacer.SETTLE_FIRST_WAIT_MS, true)).isNull();
+        now += 2 * ClaimPacer.SETTLE_FIRST_WAIT_MS; // the doubled wait
+        assertThat(pacer.next(now, true)).isNotNull();
+        pacer.claimed(now, 0, false, List.of("101"), null); // 100 ended
+        now += ClaimPacer.SETTLE_FIRST_WAIT_MS; // one ended: soon again
+        assertThat(pacer.next(now, true).watch()).containsExactly("101");
+        pacer.claimed(now, 0, false, List.of(), null);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS, true)).as("quiet: nothing due").isNull();
+    }
+
+    @Test
+    void aSettlingClaimThatFindsRowsMakesTheTaskActiveAgain() {
+        ClaimPacer pacer = twoEmptyClaims(listening());
+        pacer.next(now, true);
+        pacer.claimed(now, 0, false, List.of(), List.of("7"));
+        now += ClaimPacer.SETTLE_FIRST_WAIT_MS;
+        pacer.next(now, true);
+        pacer.claimed(now, 1, false, List.of(), null);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+        now += PACE;
+        assertThat(pacer.next(now, true).watch()).as("the watch went with the arming").isEmpty();
+    }
+
+    @Test
+    void aNotifyWakesAQuietTaskAndItClaimsAtOnce() {
+        ClaimPacer pacer = quiet();
+        now += 5_000;
+        assertThat(pacer.wake()).as("wake the task thread").isTrue();
+        assertThat(pacer.waitMs(now, true)).isZero();
+        assertThat(pacer.next(now, true)).isNotNull();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+    }
+
+    @Test
+    void aQuietTaskLooksEveryLookIntervalAndClaimsNothingWhileNoWriterClearedTheFlag() {
+        ClaimPacer pacer = quiet();
+        for (int i = 1; i <= 10; i++) {
+            now += ClaimPacer.LOOK_INTERVAL_MS;
+            assertThat(pacer.next(now, true)).isNull();
+            assertThat(flag.looks).isEqualTo(i);
+        }
+    }
+
+    /**
+     * A writer took the flag down and rolled back (or its NOTIFY found the queue too full, or the LISTEN
+     * session died unseen), and another task armed the flag again since: the look compares counts, not the
+     * flag, so it claims; and since no NOTIFY came, it asks the listener to prove itself alive.
+     */
+    @Test
+    void aLookThatSeesTheCountMoveClaimsWhateverTheFlagReadsAndChecksTheListener() {
+        ClaimPacer pacer = quiet();
+        flag.writerClears();
+        flag.armed = true; // another task's arming
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        assertThat(pacer.next(now, true)).isNotNull();
+        assertThat(listenerChecks).isOne();
+    }
+
+    @Test
+    void aClearWhoseNotifyArrivedDoesNotCheckTheListener() {
+        ClaimPacer pacer = quiet();
+        flag.writerClears();
+        pacer.wake();
+        assertThat(pacer.next(now, true)).isNotNull();
+        assertThat(listenerChecks).isZero();
+    }
+
+    @Test
+    void aFailingArmingClaimsAtEachLookUntilItWorksAndNeverFailsThePass() {
+        ClaimPacer pacer = listening();
+        flag.armFailure = new SQLException("permission denied", "42501");
+        twoEmptyClaims(pacer);
+        ClaimPacer.Claim unarmed = claim(pacer, 0);
+        assertThat(unarmed.capture()).isFalse();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("not hammering it").isNull();
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        flag.armFailure = null;
+        assertThat(pacer.next(now, true).capture()).isTrue();
+        assertThat(flag.arms).isOne();
+    }
+
+    @Test
+    void aFailingLookClaims() {
+        ClaimPacer pacer = quiet();
+        flag.lookFailure = new SQLException("statement timeout", "57014");
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        assertThat(pacer.next(now, true)).isNotNull();
+    }
+
+    @Test
+    void theSweepAndReleasedRowsClaimWhateverTheState() {
+        ClaimPacer pacer = quiet();
+        pacer.retryAt(now + 2_000);
+        now += 2_000;
+        assertThat(pacer.next(now, true)).isNotNull();
+        pacer.claimed(now, 0, false, List.of(), null);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        now += SWEEP;
+        assertThat(pacer.next(now, true).sweep()).isTrue();
+    }
+
+    @Test
+    void withoutRoomNothingIsUsedUpAndTheWaitIsForAnAcknowledgement() {
+        ClaimPacer pacer = quiet();
+        pacer.wake();
+        assertThat(pacer.next(now, false)).isNull();
+        assertThat(pacer.next(now, true)).as("the wake still stands").isNotNull();
+    }
+
+    @Test
+    void withListenOffAQuietTaskClaimsEveryPollInterval() {
+        ClaimPacer pacer = new ClaimPacer(now, false, PACE, SWEEP, POLL, () -> listenerChecks++);
+        pacer.useFlag(flag);
+        twoEmptyClaims(pacer);
+        assertThat(flag.arms).as("nobody listens: no arming").isZero();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.next(now + POLL - 1, true)).isNull();
+        now += POLL;
+        assertThat(pacer.next(now, true)).isNotNull();
+    }
+
+    @Test
+    void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, SWEEP, POLL, () -> listenerChecks++);
+        pacer.useFlag(null);
+        twoEmptyClaims(pacer);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
+        assertThat(pacer.next(now + 10_000, true)).isNull();
+        assertThat(pacer.wake()).isTrue();
+        assertThat(pacer.next(now + 10_000, true)).isNotNull();
+    }
+}

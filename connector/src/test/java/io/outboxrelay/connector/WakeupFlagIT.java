@@ -1,0 +1,224 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * The wake-up flag against a real PostgreSQL (docs/wakeup.md): writers NOTIFY only while a relay task has
+ * armed the flag, every clear moves the count a waiting task looks at, and a writer that read the flag down
+ * just before a task armed it cannot leave its row waiting for the sweep. Every step is ordered by the test
+ * itself (open transactions, commits), never by timing.
+ */
+class WakeupFlagIT {
+    private static TestDatabase db;
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        db = TestPostgres.get().createDatabase("wakeup");
+        pool = db.pool("wakeup-it", 4);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    @BeforeEach
+    void emptyOutbox() {
+        db.execute("TRUNCATE events");
+        db.execute("SELECT setval('events_wakeup', 0, true)");
+        db.execute("SELECT setval('events_wakeup_clears', 1, false)");
+    }
+
+    private static long flag() {
+        return db.queryLong("SELECT last_value FROM events_wakeup");
+    }
+
+    /** A session that LISTENs on the relay's channel, as a relay task does. */
+    private static Connection listener() throws SQLException {
+        Connection c = db.connect();
+        try (Statement s = c.createStatement()) {
+            s.execute("LISTEN outbox_events");
+        }
+        return c;
+    }
+
+    /** Notifications that reached {@code listener} by now; one that is still on its way (microseconds) waits. */
+    private static int awaitNotifications(Connection listener, int expected) {
+        int[] seen = {0};
+        await().atMost(Duration.ofSeconds(5)).until(() -> (seen[0] += notifications(listener)) >= expected);
+        return seen[0];
+    }
+
+    private static int notifications(Connection listener) throws SQLException {
+        try (Statement s = listener.createStatement()) {
+            s.execute("SELECT 1"); // a round trip delivers what arrived
+        }
+        PGNotification[] n = listener.unwrap(PGConnection.class).getNotifications();
+        return n == null ? 0 : n.length;
+    }
+
+    /** A writer's transaction, left open after its insert. */
+    private static Connection openWriter(String subject) throws SQLException {
+        Connection c = db.connect();
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            s.execute("INSERT INTO events(type, subject) VALUES ('t.a', '" + subject + "')");
+        }
+        return c;
+    }
+
+    private static JdbcOutboxStore store() {
+        return new JdbcOutboxStore(pool, "events", "\"events\"", "wakeup-0", "1", 1, 0, 60_000, "", null);
+    }
+
+    private static WakeupFlag wakeupFlag() throws SQLException {
+        return WakeupFlag.of(pool, "events");
+    }
+
+    @Test
+    void writersNotifyOnlyWhileTheFlagIsArmedAndTheFirstOneDisarmsItCountingTheClear() throws Exception {
+        try (Connection listener = listener()) {
+            db.insertEvent("t.a", "quiet", "{}");
+            assertThat(notifications(listener)).as("nobody waits: no NOTIFY, no lock").isZero();
+
+            WakeupFlag wakeup = wakeupFlag();
+            long token = wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
+            assertThat(wakeup.clearedSince(token)).isFalse();
+            db.insertEvent("t.a", "wakes", "{}");
+            assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
+            assertThat(flag()).as("the writer that notified disarmed the flag").isZero();
+            assertThat(wakeup.clearedSince(token)).isTrue();
+            db.insertEvent("t.a", "busy", "{}");
+            assertThat(notifications(listener)).as("the relay is awake: no NOTIFY").isZero();
+        }
+    }
+
+    @Test
+    void aRepeatableReadWriterSeesAnArmingThatCameAfterItsSnapshot() throws Exception {
+        try (Connection listener = listener(); Connection writer = db.connect()) {
+            writer.setAutoCommit(false);
+            try (Statement s = writer.createStatement()) {
+                s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+                s.execute("SELECT count(*) FROM events"); // the snapshot is taken here, before the arming
+                wakeupFlag().arm();
+                s.execute("INSERT INTO events(type, subject) VALUES ('t.a', 'rr')");
+            }
+            writer.commit();
+            assertThat(awaitNotifications(listener, 1)).as("the flag is read as it is now, not as the snapshot saw it")
+                .isEqualTo(1);
+        }
+    }
+
+    /**
+     * The race the settling closes. A writer inserts while the flag is down (the relay is busy), so it will
+     * send no NOTIFY; the relay then runs out of rows and arms the flag; the writer commits. Claiming once
+     * right after arming (the negative control) misses the row, and no NOTIFY ever comes: it would wait for
+     * the sweep. The claim after the arming notes the transactions in progress; a later claim that watches
+     * them sees this one ended in its own snapshot, and the row with it.
+     */
+    @Test
+    void aWriterThatReadTheFlagUnarmedIsClaimedWhenItCommitsWithoutANotify() throws Exception {
+        try (Connection listener = listener(); Connection racing = openWriter("raced")) {
+            String racer = xid(racing);
+            JdbcOutboxStore store = store();
+            wakeupFlag().arm();
+            OutboxStore.PassResult afterArming = store.pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
+            // negative control: the naive "arm, then claim once" sees nothing, and sleeps
+            assertThat(afterArming.claim().rows()).isEmpty();
+            List<String> watch = afterArming.inProgress();
+            assertThat(watch).as("the racing writer was in progress at the arming").contains(racer);
+            assertThat(store.pass(new OutboxStore.Pass(List.of(), 100, watch, false)).running())
+                .as("still in progress").contains(racer);
+
+            racing.commit();
+            assertThat(notifications(listener)).as("it read the flag unarmed: no NOTIFY").isZero();
+            OutboxStore.PassResult settling = store.pass(new OutboxStore.Pass(List.of(), 100, watch, false));
+            assertThat(settling.running()).as("its end is seen without any timing").doesNotContain(racer);
+            assertThat(settling.claim().rows()).extracting(ClaimedRow::subject).containsExactly("raced");
+        }
+    }
+
+    private static String xid(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /**
+     * A writer takes the flag down and rolls back: no NOTIFY. Another task then arms the flag again. A look at
+     * the flag alone (the negative control) finds it armed and sleeps on; the count of clears moved, and a
+     * look at the count since the first arming sees it, while one since the second does not.
+     */
+    @Test
+    void aClearThatRolledBackIsCountedEvenAfterAnotherArmingSetTheFlagAgain() throws Exception {
+        WakeupFlag wakeup = wakeupFlag();
+        long quietTask = wakeup.arm();
+        try (Connection listener = listener(); Connection rolledBack = openWriter("rolled-back")) {
+            assertThat(flag()).as("cleared; the NOTIFY would go at commit").isZero();
+            rolledBack.rollback();
+            long otherTask = wakeup.arm();
+            assertThat(flag()).as("the negative control: the flag reads armed").isEqualTo(1);
+            assertThat(notifications(listener)).isZero();
+            assertThat(wakeup.clearedSince(quietTask)).isTrue();
+            assertThat(wakeup.clearedSince(otherTask)).isFalse();
+        }
+    }
+
+    @Test
+    void aTableFromAnOlderSchemaWithoutTheFlagNotifiesOnEveryInsert() throws Exception {
+        db.execute("DROP SEQUENCE events_wakeup");
+        try (Connection listener = listener()) {
+            db.execute("CREATE OR REPLACE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                + " PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), ''); RETURN NULL; END $$");
+            assertThat(wakeupFlag()).isNull();
+            db.insertEvent("t.a", "legacy-1", "{}");
+            db.insertEvent("t.a", "legacy-2", "{}");
+            assertThat(awaitNotifications(listener, 2)).isEqualTo(2);
+        } finally {
+            db.execute("CREATE SEQUENCE events_wakeup AS smallint MINVALUE 0 MAXVALUE 1 START WITH 0 NO CYCLE;"
+                + " GRANT SELECT, UPDATE ON SEQUENCE events_wakeup TO outbox_relay");
+            db.runScript(TestPostgres.schemaFile("outbox.sql"), java.util.Map.of());
+        }
+        assertThat(wakeupFlag()).isNotNull();
+    }
+
+    /** A table with the flag but without migration V4: the flag is armed and read, without a count. */
+    @Test
+    void aTableWithoutTheCountIsArmedAndLookedAtByItsFlag() throws Exception {
+        db.execute("DROP SEQUENCE events_wakeup_clears");
+        db.execute("CREATE OR REPLACE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            + " IF pg_sequence_last_value('events_wakeup') = 1 THEN PERFORM setval('events_wakeup', 0, true);"
+            + " PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), ''); END IF; RETURN NULL; END $$");
+        try {
+            WakeupFlag wakeup = wakeupFlag();
+            assertThat(wakeup.counted()).isFalse();
+            long token = wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
+            assertThat(wakeup.clearedSince(token)).isFalse();
+            db.insertEvent("t.a", "clears", "{}");
+            assertThat(wakeup.clearedSince(token)).isTrue();
+        } finally {
+            db.runScript(TestPostgres.schemaFile("outbox.sql"), java.util.Map.of());
+        }
+        assertThat(wakeupFlag().counted()).isTrue();
+    }
+}

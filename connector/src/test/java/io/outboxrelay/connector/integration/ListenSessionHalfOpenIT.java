@@ -1,0 +1,63 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.outboxrelay.testsupport.CuttingProxy;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The relay's LISTEN session goes half-open (a firewall dropped the connection's state: nothing arrives and
+ * nothing says so; TCP keepalive would notice after about two hours on Linux). Rows committed meanwhile
+ * are relayed within a look (the count of the flag's clears moved without a NOTIFY), not at the sweep (ten
+ * minutes here), and the listener, asked to prove itself alive, opens a new session within seconds.
+ */
+class ListenSessionHalfOpenIT {
+    private static final String CONNECTOR = "listen-half-open";
+    private static final Pattern PORT = Pattern.compile("//[^:/]+:(\\d+)/");
+
+    @AfterEach
+    void deleteConnector() {
+        TestConnect.cluster().deleteConnector(CONNECTOR);
+    }
+
+    @Test
+    void rowsCommittedWhileTheListenSessionIsHalfOpenAreRelayedWithinALookAndTheSessionIsReplaced() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("listen_half_open");
+        Matcher port = PORT.matcher(db.jdbcUrl());
+        assertThat(port.find()).as(db.jdbcUrl()).isTrue();
+        try (CuttingProxy proxy = new CuttingProxy(Integer.parseInt(port.group(1)), (s, f, c, n, l) -> false)) {
+            Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
+            cfg.put("connection.url", db.jdbcUrl().replace(":" + port.group(1) + "/", ":" + proxy.port() + "/"));
+            cfg.put("subscription.orders.topic", "half-open-orders");
+            cfg.put("outbox.sweep.interval.ms", "600000");
+            TestConnect.cluster().configureConnector(CONNECTOR, cfg);
+            // quiet: armed, settled, and looking at the count of clears (a look runs only then)
+            await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT count(*) FROM pg_stat_activity"
+                + " WHERE datname = current_database() AND query LIKE '%pg_sequence_last_value(%'"
+                + " AND query NOT LIKE '%setval%'") > 0);
+            long frozen = db.queryLong("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                + " AND query ILIKE 'LISTEN%'");
+
+            assertThat(proxy.freezeSessionsThatSent("LISTEN ")).as("the LISTEN session, and only it").isOne();
+            db.insertEvent("order.created", "while-half-open", "{}"); // clears the flag; its NOTIFY is lost
+            await().atMost(Duration.ofSeconds(3)).until(() -> stamped(db, "while-half-open"));
+            await("a new LISTEN session in place of the frozen one").atMost(Duration.ofSeconds(20))
+                .until(() -> db.queryLong("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    + " AND query ILIKE 'LISTEN%' AND pid <> ?", frozen) == 1);
+        }
+        assertThat(TestConnect.consume(1, Duration.ofSeconds(30), "half-open-orders"))
+            .extracting(TestConnect.Received::key).containsExactly("while-half-open");
+    }
+
+    private static boolean stamped(TestDatabase db, String subject) {
+        return db.queryLong("SELECT count(*) FROM events WHERE subject = ? AND fanned_out_at IS NOT NULL", subject) == 1;
+    }
+}
