@@ -34,7 +34,7 @@ public final class Benchmark {
     private List<RecordWatcher.Sample> debeziumSamples = List.of();
 
     private CpuMeter.Sample machineAtStart;
-    private long workerAndPostgresMs;
+    private long childrenMs;
 
     private Benchmark(BenchOptions options, PrintStream out) {
         this.options = options;
@@ -69,7 +69,7 @@ public final class Benchmark {
 
     private int run() throws Exception {
         long started = System.nanoTime();
-        machineAtStart = new CpuMeter(-1, -1).sample();
+        machineAtStart = CpuMeter.machine().sample();
         results.environment.put("loadAverageAtStart", loadAverage());
         String stamp = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
         Path workDir = options.home().resolve("bench").resolve("target").resolve("run-" + stamp);
@@ -83,12 +83,13 @@ public final class Benchmark {
         }
         log("Starting PostgreSQL, the broker and the Connect worker ...");
         try (BenchPostgres pg = BenchPostgres.start(options.home(), workDir);
-             BenchKafka kafka = startKafka(started)) {
+             BenchKafka kafka = startKafka(started, workDir, logConfig)) {
             WorkerProcess worker = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
                 logConfig);
-            // Ctrl-C: the worker JVM and PostgreSQL are child processes; do not leave them behind
+            // Ctrl-C: the worker and broker JVMs and PostgreSQL are child processes; do not leave them behind
             Thread cleanup = new Thread(() -> {
                 worker.kill();
+                kafka.kill();
                 try {
                     pg.shutdown();
                 } catch (Exception ignored) {
@@ -119,14 +120,14 @@ public final class Benchmark {
                 phase("idle", () -> results.idle.addAll(IdlePhase.run(bench)));
                 phase("writers", this::writers);
                 CpuMeter.Sample end = bench.cpu.sample();
-                workerAndPostgresMs = end.workerMs() + end.postgresMs();
+                childrenMs = end.workerMs() + end.postgresMs() + end.brokerMs();
             } finally {
                 worker.close();
                 Runtime.getRuntime().removeShutdownHook(cleanup);
             }
         }
         results.totalSeconds = Results.round1((System.nanoTime() - started) / 1e9);
-        CpuMeter.Sample whole = new CpuMeter(-1, -1).sample().minus(machineAtStart);
+        CpuMeter.Sample whole = CpuMeter.machine().sample().minus(machineAtStart);
         results.environment.put("otherProcessesCores", Results.round2(
             Math.max(0, whole.machineBusyMs() - whole.benchMs() - benchChildrenMs()) / (double) whole.wallMs()));
         results.environment.put("loadAverageAtEnd", loadAverage());
@@ -137,9 +138,9 @@ public final class Benchmark {
         return results.phaseErrors.isEmpty() ? 0 : 1;
     }
 
-    private BenchKafka startKafka(long started) {
+    private BenchKafka startKafka(long started, Path workDir, Path logConfig) throws Exception {
         log("  PostgreSQL up after %.0f s", (System.nanoTime() - started) / 1e9);
-        BenchKafka kafka = BenchKafka.start();
+        BenchKafka kafka = BenchKafka.start(workDir, logConfig);
         log("  broker up after %.0f s", (System.nanoTime() - started) / 1e9);
         return kafka;
     }
@@ -437,9 +438,9 @@ public final class Benchmark {
         log("Wrote %s, results.md and charts to %s", stamp + ".json", dir);
     }
 
-    /** CPU of the worker and PostgreSQL over the whole run (read just before they stopped). */
+    /** CPU of the worker, PostgreSQL and the broker over the whole run (read just before they stopped). */
     private long benchChildrenMs() {
-        return workerAndPostgresMs;
+        return childrenMs;
     }
 
     private static String loadAverage() {

@@ -8,8 +8,8 @@ import java.util.Optional;
 
 /**
  * CPU time consumed by each party of the benchmark, read from {@code /proc} (Linux): the worker JVM,
- * the PostgreSQL server (postmaster, its live backends and the backends that already exited) and this
- * JVM (the broker, the consumer and the writers). Values are milliseconds of user + system time;
+ * the PostgreSQL server (postmaster, its live backends and the backends that already exited), the broker's
+ * JVM and this JVM (the consumer and the writers). Values are milliseconds of user + system time;
  * outside Linux every reading is 0 and the report says "n/a".
  */
 final class CpuMeter {
@@ -18,30 +18,38 @@ final class CpuMeter {
 
     private final long workerPid;
     private final long postmasterPid;
+    private final long brokerPid;
 
-    CpuMeter(long workerPid, long postmasterPid) {
+    CpuMeter(long workerPid, long postmasterPid, long brokerPid) {
         this.workerPid = workerPid;
         this.postmasterPid = postmasterPid;
+        this.brokerPid = brokerPid;
+    }
+
+    /** A meter of the whole machine alone (every party reads 0). */
+    static CpuMeter machine() {
+        return new CpuMeter(-1, -1, -1);
     }
 
     /**
-     * A reading of all three parties at once, plus the whole machine's busy CPU time (all processes, from
+     * A reading of all four parties at once, plus the whole machine's busy CPU time (all processes, from
      * /proc/stat) and wall time: {@link #othersMs()} is what processes outside the benchmark used.
      */
-    record Sample(long workerMs, long postgresMs, long benchMs, long machineBusyMs, long wallMs) {
+    record Sample(long workerMs, long postgresMs, long brokerMs, long benchMs, long machineBusyMs, long wallMs) {
         Sample minus(Sample earlier) {
-            return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, benchMs - earlier.benchMs,
-                machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
+            return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, brokerMs - earlier.brokerMs,
+                benchMs - earlier.benchMs, machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
         }
 
         /** CPU used by processes that are not part of the benchmark (other builds, tests) in this interval. */
         long othersMs() {
-            return Math.max(0, machineBusyMs - workerMs - postgresMs - benchMs);
+            return Math.max(0, machineBusyMs - workerMs - postgresMs - brokerMs - benchMs);
         }
     }
 
     Sample sample() {
-        return new Sample(ownMs(workerPid), postgresMs(), benchMs(), machineBusyMs(), System.nanoTime() / 1_000_000);
+        return new Sample(ownMs(workerPid), postgresMs(), ownMs(brokerPid), benchMs(), machineBusyMs(),
+            System.nanoTime() / 1_000_000);
     }
 
     /** Busy time of all CPUs (user, nice, system, irq, softirq, steal) since boot, in ms; 0 outside Linux. */
@@ -89,7 +97,7 @@ final class CpuMeter {
     }
 
     private static long ownMs(long pid) {
-        long[] s = stat(pid);
+        long[] s = pid <= 0 ? null : stat(pid);
         return s == null ? 0 : (s[0] + s[1]) * 1000 / TICKS_PER_SECOND;
     }
 

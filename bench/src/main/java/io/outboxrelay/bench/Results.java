@@ -7,14 +7,18 @@ import java.util.Map;
 
 /** Everything one benchmark run measured, written as {@code results/<timestamp>.json}. */
 final class Results {
-    /** CPU time per party over a measurement, and per event. */
-    record Cpu(long workerMs, long postgresMs, long benchMs, long othersMs, long wallMs, double workerUsPerEvent,
-               double postgresUsPerEvent, double benchUsPerEvent, double othersCores) {
+    /**
+     * CPU time per party over a measurement, and per event: the worker JVM, PostgreSQL, the broker's JVM and the
+     * benchmark's own JVM (the writers and the consumer).
+     */
+    record Cpu(long workerMs, long postgresMs, long brokerMs, long benchMs, long othersMs, long wallMs,
+               double workerUsPerEvent, double postgresUsPerEvent, double brokerUsPerEvent, double benchUsPerEvent,
+               double othersCores) {
         static Cpu of(CpuMeter.Sample s, long events) {
             double e = Math.max(1, events);
-            return new Cpu(s.workerMs(), s.postgresMs(), s.benchMs(), s.othersMs(), s.wallMs(),
-                round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.benchMs() * 1000 / e),
-                round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
+            return new Cpu(s.workerMs(), s.postgresMs(), s.brokerMs(), s.benchMs(), s.othersMs(), s.wallMs(),
+                round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.brokerMs() * 1000 / e),
+                round1(s.benchMs() * 1000 / e), round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
         }
     }
 
