@@ -5,6 +5,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * CPU time consumed by each party of the benchmark, read from {@code /proc} (Linux): the worker JVM,
@@ -76,24 +77,44 @@ final class CpuMeter {
     }
 
     private long postgresMs() {
-        if (postmasterPid <= 0) {
+        if (postmasterPid <= 0 || stat(postmasterPid) == null) {
             return 0;
         }
-        long[] pm = stat(postmasterPid);
-        if (pm == null) {
-            return 0;
-        }
-        long total = pm[0] + pm[1] + pm[2] + pm[3]; // own + reaped children (exited backends)
-        Optional<ProcessHandle> handle = ProcessHandle.of(postmasterPid);
-        if (handle.isPresent()) {
-            for (ProcessHandle child : (Iterable<ProcessHandle>) handle.get().children()::iterator) {
-                long[] c = stat(child.pid());
-                if (c != null) {
-                    total += c[0] + c[1];
+        return consistentTotal(() -> {
+            long[] pm = stat(postmasterPid);
+            return pm == null ? 0 : pm[0] + pm[1] + pm[2] + pm[3]; // own + reaped children (exited backends)
+        }, () -> {
+            long live = 0;
+            Optional<ProcessHandle> handle = ProcessHandle.of(postmasterPid);
+            if (handle.isPresent()) {
+                for (ProcessHandle child : (Iterable<ProcessHandle>) handle.get().children()::iterator) {
+                    long[] c = stat(child.pid());
+                    if (c != null) {
+                        live += c[0] + c[1];
+                    }
                 }
             }
+            return live;
+        }) * 1000 / TICKS_PER_SECOND;
+    }
+
+    /**
+     * A parent's own and reaped children's time plus its live children's, read so that no child is missed or counted
+     * twice: a child reaped while the live ones are read would be in neither reading or in both, so the parent's is
+     * read before and after, and the whole is read again until it did not change (a few tries; then the last).
+     */
+    static long consistentTotal(LongSupplier ownAndReaped, LongSupplier live) {
+        long total = 0;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            long before = ownAndReaped.getAsLong();
+            long children = live.getAsLong();
+            long after = ownAndReaped.getAsLong();
+            total = after + children;
+            if (after == before) {
+                return total;
+            }
         }
-        return total * 1000 / TICKS_PER_SECOND;
+        return total;
     }
 
     private static long ownMs(long pid) {
