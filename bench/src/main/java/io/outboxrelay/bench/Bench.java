@@ -63,13 +63,17 @@ final class Bench {
     }
 
     DebeziumContender debezium(String label) {
-        return new DebeziumContender(rest, kafka, name("dbz"), Map.of(), label, "");
+        return debezium(label, Map.of(), "");
+    }
+
+    /** Debezium with {@code overrides} on its defaults; {@code variant} "" for the one on defaults. */
+    DebeziumContender debezium(String label, Map<String, String> overrides, String variant) {
+        return new DebeziumContender(rest, kafka, name("dbz"), overrides, label, variant);
     }
 
     /** Debezium tuned for latency: {@link DebeziumContender#TUNED}, otherwise the same. */
     DebeziumContender debeziumTuned() {
-        return new DebeziumContender(rest, kafka, name("dbz"), DebeziumContender.TUNED, DebeziumContender.TUNED_LABEL,
-            DebeziumContender.TUNED_VARIANT);
+        return debezium(DebeziumContender.TUNED_LABEL, DebeziumContender.TUNED, DebeziumContender.TUNED_VARIANT);
     }
 
     /**

@@ -20,8 +20,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
  * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
  * the worker's heap), steady latency (fixed-rate writer), the sustainable rate (stepped fixed rates), tuning
- * variants, a JFR-profiled drain, mention recovery, idle CPU, and the writer ceiling (durable single-event
- * commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ * variants, the steady-rate cost (CPU per event over the writers alone), a JFR-profiled drain, mention recovery,
+ * idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
  */
 public final class Benchmark {
     private static final String DEBEZIUM_VERSION = "3.6.1.Final";
@@ -114,6 +114,7 @@ public final class Benchmark {
                 phase("scale", this::scale);
                 phase("latency", this::latency);
                 phase("sustainable", () -> SustainablePhase.run(bench, results.sustainable));
+                phase("steady", () -> SteadyPhase.run(bench, results.steady, results.steadyCosts));
                 phase("variants", this::variants);
                 phase("profile", this::profile);
                 phase("mentions", () -> results.mentions = MentionPhase.run(bench, options.mentionMessages()));
@@ -411,6 +412,13 @@ public final class Benchmark {
         v.put("sustainableWriterConnections", so.connections());
         v.put("sustainableDeliverySeconds", so.deliverySeconds());
         v.put("latencyWriterConnections", PacedWriter.CONNECTIONS);
+        BenchOptions.SteadyOptions st = options.steady();
+        v.put("steadyRates", st.rates());
+        v.put("steadyWarmupSeconds", st.warmupSeconds());
+        v.put("steadySecondsPerStep", st.seconds());
+        v.put("steadyWriterConnections", st.connections());
+        v.put("steadyDeliverySeconds", st.deliverySeconds());
+        v.put("steadyUpdatedRows", st.updatedRows());
     }
 
     private void write(String stamp) throws Exception {
