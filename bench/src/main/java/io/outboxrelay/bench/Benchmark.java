@@ -440,6 +440,9 @@ public final class Benchmark {
             if (!results.sustainable.isEmpty()) {
                 Charts.sustainable(results, dir.resolve("sustainable.png"));
             }
+            if (!results.steadyCosts.isEmpty()) {
+                SteadyChart.draw(results, dir.resolve("steady.png"));
+            }
         } catch (Exception | Error e) {
             log("charts could not be drawn (%s); the JSON and results.md are complete", e);
         }

@@ -76,6 +76,7 @@ final class Report {
             md.append("\n![latency CDF](").append(chartPrefix).append("latency-cdf.png)\n\n");
         }
         sustainable(md, r, chartPrefix);
+        SteadyReport.append(md, r, chartPrefix);
         if (!r.ceilings.isEmpty()) {
             md.append("## Ceilings (each half alone, same broker, same database)\n\n| ceiling | count | time s | rate | settings |\n"
                 + "|---|---|---|---|---|\n");
