@@ -4,6 +4,8 @@ import java.util.List;
 
 /** The steady phase's section of results.md: per workload and rate, each contender's CPU per event over the writers. */
 final class SteadyReport {
+    private static final int RELAY_TOP = 6;
+
     private SteadyReport() {
     }
 
@@ -32,6 +34,30 @@ final class SteadyReport {
             }
         }
         md.append("![steady-rate CPU per event](").append(chartPrefix).append("steady.png)\n\n");
+        relayStatements(md, r);
+    }
+
+    /** Each relay step's busiest statements of its own (not the writers'), for diagnosis. */
+    private static void relayStatements(StringBuilder md, Results r) {
+        md.append("**The relay's busiest statements per step** (pg_stat_statements over the window; mean ms is"
+            + " execution time, waits included)\n\n| step | kind | statement | calls/event | mean ms | text |\n"
+            + "|---|---|---|---|---|---|\n");
+        for (Results.SteadyStep s : r.steady) {
+            if (!s.kind().equals("relay")) {
+                continue;
+            }
+            s.statements().top().stream().filter(t -> !StatementKinds.WRITERS.equals(t.get("kind"))).limit(RELAY_TOP)
+                .forEach(t -> {
+                    long calls = ((Number) t.get("calls")).longValue();
+                    String text = t.get("query").toString();
+                    md.append(String.format("| %s, %s @ %,d/s | %s | %s | %.2f | %.2f | `%s` |%n", s.label(),
+                        s.workload(), s.rate(), t.get("kind"), t.get("name") == null ? "" : t.get("name"),
+                        calls / (double) Math.max(1, s.windowCommits()),
+                        ((Number) t.get("totalMs")).doubleValue() / Math.max(1, calls),
+                        (text.length() > 80 ? text.substring(0, 80) + " ..." : text).replace("|", "\\|")));
+                });
+        }
+        md.append('\n');
     }
 
     private static void table(StringBuilder md, Results r, String workload, int rate) {

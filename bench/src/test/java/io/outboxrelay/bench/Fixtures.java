@@ -56,7 +56,7 @@ final class Fixtures {
         long commits = rate * 10L;
         CpuMeter.Sample window = new CpuMeter.Sample(workerMs, postgresMs, brokerMs, 0, workerMs + postgresMs
             + brokerMs, 10_000);
-        return new Results.SteadyStep(workload, rate, 1, kind + variant, kind + " " + variant, kind, variant,
+        return new Results.SteadyStep(workload, rate, 1, kind + variant, (kind + " " + variant).trim(), kind, variant,
             kind.equals("none") ? 0 : 2, commits, commits, rate, kind.equals("none") ? -1 : commits - missing, missing,
             Results.Cpu.of(window, commits), new StatementCounts(statements, List.of()));
     }
