@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The shared stack of one benchmark run: the PostgreSQL server, the broker, the Connect worker JVM and
+ * The shared stack of one benchmark run: the PostgreSQL server, the broker's JVM, the Connect worker JVM and
  * its REST API, the CPU meter; plus the one measurement every drain uses.
  */
 final class Bench {
@@ -30,7 +30,7 @@ final class Bench {
         this.kafka = kafka;
         this.worker = worker;
         this.rest = new ConnectRestClient(worker.restUrl());
-        this.cpu = new CpuMeter(worker.pid(), postgres.postmasterPid());
+        this.cpu = new CpuMeter(worker.pid(), postgres.postmasterPid(), kafka.pid());
         this.workDir = workDir;
         this.out = out;
     }
@@ -63,13 +63,17 @@ final class Bench {
     }
 
     DebeziumContender debezium(String label) {
-        return new DebeziumContender(rest, kafka, name("dbz"), Map.of(), label, "");
+        return debezium(label, Map.of(), "");
+    }
+
+    /** Debezium with {@code overrides} on its defaults; {@code variant} "" for the one on defaults. */
+    DebeziumContender debezium(String label, Map<String, String> overrides, String variant) {
+        return new DebeziumContender(rest, kafka, name("dbz"), overrides, label, variant);
     }
 
     /** Debezium tuned for latency: {@link DebeziumContender#TUNED}, otherwise the same. */
     DebeziumContender debeziumTuned() {
-        return new DebeziumContender(rest, kafka, name("dbz"), DebeziumContender.TUNED, DebeziumContender.TUNED_LABEL,
-            DebeziumContender.TUNED_VARIANT);
+        return debezium(DebeziumContender.TUNED_LABEL, DebeziumContender.TUNED, DebeziumContender.TUNED_VARIANT);
     }
 
     /**
@@ -142,10 +146,10 @@ final class Bench {
                 Results.round1(w.averageRecordBytes()), Results.Cpu.of(used, events), Results.Heap.of(heap, events));
             lastSamples = w.samples();
             log("  %-34s %,9d events in %6.2f s = %,7.0f events/s, %,7.0f records/s (first record %,.0f ms, then %,.0f events/s; worker %.0f,"
-                    + " postgres %.0f, broker+bench %.0f us/event; live heap mid-drain %.0f MB, allocated %.1f KB/event; other processes %.2f cores)",
+                    + " postgres %.0f, broker %.0f, bench %.0f us/event; live heap mid-drain %.0f MB, allocated %.1f KB/event; other processes %.2f cores)",
                 c.label(), events, seconds, d.eventsPerSec(), d.recordsPerSec(), d.firstRecordAfterMs(), d.steadyEventsPerSec(),
-                d.cpu().workerUsPerEvent(), d.cpu().postgresUsPerEvent(), d.cpu().benchUsPerEvent(),
-                d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores());
+                d.cpu().workerUsPerEvent(), d.cpu().postgresUsPerEvent(), d.cpu().brokerUsPerEvent(),
+                d.cpu().benchUsPerEvent(), d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores());
             return d;
         }
     }

@@ -1,11 +1,11 @@
 package io.outboxrelay.bench;
 
-import io.outboxrelay.embedded.EmbeddedBroker;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -14,35 +14,41 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.connect.util.clusters.EmbeddedKafkaCluster;
 
 /**
- * One KRaft broker in this JVM (Kafka's own test harness, a real broker on loopback), shared by every
- * contender. Topics are created up front, {@link #PARTITIONS} partitions each, so no contender pays
- * for topic creation inside a measurement.
+ * The benchmark's one Kafka node, a real KRaft broker on loopback in a JVM of its own ({@link BrokerProcess}),
+ * shared by every contender. Topics are created up front, {@link #PARTITIONS} partitions each, so no contender
+ * pays for topic creation inside a measurement.
  */
 final class BenchKafka implements AutoCloseable {
     static final int PARTITIONS = 3;
 
-    private final EmbeddedKafkaCluster cluster;
+    private final BrokerProcess broker;
     private final Admin admin;
 
-    private BenchKafka(EmbeddedKafkaCluster cluster) {
-        this.cluster = cluster;
-        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+    private BenchKafka(BrokerProcess broker) {
+        this.broker = broker;
+        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
             AdminClientConfig.CLIENT_ID_CONFIG, "bench-admin"));
     }
 
-    static BenchKafka start() {
-        Properties broker = new Properties();
-        broker.put("auto.create.topics.enable", "true");
-        broker.put("num.partitions", Integer.toString(PARTITIONS));
-        broker.put("group.initial.rebalance.delay.ms", "0");
-        return new BenchKafka(EmbeddedBroker.start(broker));
+    /** Starts the node; its files and logs go to {@code workDir/broker/}. */
+    static BenchKafka start(Path workDir, Path logConfig) throws IOException, InterruptedException {
+        return new BenchKafka(BrokerProcess.start(workDir, logConfig));
+    }
+
+    /** The broker's process id, for CPU accounting. */
+    long pid() {
+        return broker.pid();
+    }
+
+    /** At JVM exit after an interruption. */
+    void kill() {
+        broker.kill();
     }
 
     String bootstrapServers() {
-        return cluster.bootstrapServers();
+        return broker.bootstrapServers();
     }
 
     void createTopics(List<String> topics) {
@@ -110,6 +116,6 @@ final class BenchKafka implements AutoCloseable {
     @Override
     public void close() {
         admin.close();
-        cluster.stop();
+        broker.close();
     }
 }

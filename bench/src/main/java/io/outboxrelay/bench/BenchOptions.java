@@ -8,14 +8,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command line of the benchmark. Full volumes by default (about 30 minutes on 2 cores); {@code --quick}
- * shrinks every volume for a smoke test (about 9 minutes).
+ * Command line of the benchmark. Full volumes by default (about 40 minutes on 2 cores); {@code --quick}
+ * shrinks every volume for a smoke test (about 11 minutes).
  */
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
                     int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
                     List<Integer> scaleBacklogs, int mentionMessages, int backlogTxnSize, boolean variants,
                     Map<String, String> relayConfig, List<RelayVariant> relayVariants, WriterOptions writers,
-                    SustainableOptions sustainable, boolean help) {
+                    SustainableOptions sustainable, SteadyOptions steady, boolean help) {
 
     /**
      * The writer-ceiling phase ({@code seconds} measured per setup after {@code warmupSeconds}, {@code rounds}
@@ -35,18 +35,34 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                               int deliverySeconds) {
     }
 
+    /**
+     * The steady-rate cost phase: each rate run for {@code warmupSeconds} (not measured) and then {@code seconds}
+     * per step by {@code connections} writer connections; after a step's schedule the consumer gets
+     * {@code deliverySeconds} to see every committed event. The second workload's transactions each also update
+     * {@code updatedRows} rows of another table.
+     */
+    record SteadyOptions(List<Integer> rates, int warmupSeconds, int seconds, int connections, int deliverySeconds,
+                         int updatedRows) {
+    }
+
+    /** The issue's rates; quick mode keeps the two the targets judge. */
+    static final List<Integer> STEADY_RATES = List.of(500, 1000, 2000);
+    static final List<Integer> STEADY_RATES_QUICK = List.of(500, 2000);
+
     static final List<Integer> SUSTAINABLE_RATES = List.of(500, 1000, 2000, 3000, 5000, 7000, 10000, 14000, 20000);
     /** The writers phase's larger count: 4 connections cannot commit 5,000 durable transactions/s here. */
     static final int SUSTAINABLE_CONNECTIONS = 16;
+    /** The steady phase's second workload: rows of another table each transaction updates (issue 23). */
+    static final int STEADY_UPDATED_ROWS = 10;
 
     static final List<String> ALL_PHASES =
-        List.of("warmup", "ceilings", "drain", "scale", "latency", "sustainable", "variants", "profile", "mentions",
-            "idle", "writers");
+        List.of("warmup", "ceilings", "drain", "scale", "latency", "sustainable", "steady", "variants", "profile",
+            "mentions", "idle", "writers");
 
     static final String USAGE = """
         usage: bench.sh [--quick] [--phases=a,b,...] [--no-debezium] [--out=DIR] [--worker-heap=1g]
 
-          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~9 minutes
+          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~11 minutes
           --phases=LIST      run only these of: %s
           --no-debezium      skip the Debezium contender
           --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)
@@ -60,8 +76,14 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                              phases, e.g. --relay-variant=txn=outbox.claim.mode=transaction (repeatable)
           --sustainable-rates=LIST  the target rates (events/s) the sustainable phase steps through
                              (default %s)
-        """.formatted(String.join(",", ALL_PHASES), SUSTAINABLE_RATES.stream().map(String::valueOf)
-            .collect(java.util.stream.Collectors.joining(",")));
+          --steady-rates=LIST  the rates (events/s) of the steady-rate cost phase (default %s; quick %s)
+          --steady-seconds=N  measured seconds per step of the steady phase (default 20; quick 4)
+        """.formatted(String.join(",", ALL_PHASES), join(SUSTAINABLE_RATES), join(STEADY_RATES),
+            join(STEADY_RATES_QUICK));
+
+    private static String join(List<Integer> rates) {
+        return String.join(",", rates.stream().map(String::valueOf).toList());
+    }
 
     static BenchOptions parse(String[] args) {
         boolean quick = false;
@@ -75,6 +97,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         List<WakeupVariant> wakeups = new java.util.ArrayList<>();
         List<RelayVariant> relayVariants = new java.util.ArrayList<>();
         List<Integer> sustainableRates = SUSTAINABLE_RATES;
+        List<Integer> steadyRates = null;
+        Integer steadySeconds = null;
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -102,7 +126,11 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
             } else if (a.startsWith("--relay-variant=")) {
                 relayVariants.add(relayVariant(a.substring("--relay-variant=".length())));
             } else if (a.startsWith("--sustainable-rates=")) {
-                sustainableRates = rates(a.substring("--sustainable-rates=".length()));
+                sustainableRates = rates("--sustainable-rates", a.substring("--sustainable-rates=".length()));
+            } else if (a.startsWith("--steady-rates=")) {
+                steadyRates = rates("--steady-rates", a.substring("--steady-rates=".length()));
+            } else if (a.startsWith("--steady-seconds=")) {
+                steadySeconds = positive("--steady-seconds", a.substring("--steady-seconds=".length()));
             } else if (a.startsWith("--worker-heap=")) {
                 heap = a.substring("--worker-heap=".length());
             } else {
@@ -117,12 +145,16 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
             return new BenchOptions(true, home, out, phases, debezium, heap, 20_000, 5_000, List.of(1000, 5000), 10,
                 List.of(5_000, 20_000, 50_000), 2_000, 100, false, relayConfig, List.copyOf(relayVariants),
                 new WriterOptions(3, 1, 1, List.of(4, 16), 5, wakeups),
-                new SustainableOptions(sustainableRates, 1, 4, SUSTAINABLE_CONNECTIONS, 5), help);
+                new SustainableOptions(sustainableRates, 1, 4, SUSTAINABLE_CONNECTIONS, 5),
+                new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES_QUICK, 1,
+                    steadySeconds != null ? steadySeconds : 4, SUSTAINABLE_CONNECTIONS, 5, STEADY_UPDATED_ROWS), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
             List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, List.copyOf(relayVariants),
             new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups),
-            new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15), help);
+            new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15),
+            new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES, 3, steadySeconds != null ? steadySeconds
+                : 20, SUSTAINABLE_CONNECTIONS, 15, STEADY_UPDATED_ROWS), help);
     }
 
     /** {@code NAME=k=v[,k=v...]}. */
@@ -135,22 +167,33 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         return new RelayVariant(spec.substring(0, eq), pairs("--relay-variant", spec.substring(eq + 1).split(",")));
     }
 
-    private static List<Integer> rates(String list) {
+    private static List<Integer> rates(String option, String list) {
         List<Integer> out = new java.util.ArrayList<>();
         for (String s : list.split(",")) {
             int r;
             try {
                 r = Integer.parseInt(s.trim());
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--sustainable-rates wants events/s like 500,1000,2000, got '" + s
-                    + "'");
+                throw new IllegalArgumentException(option + " wants events/s like 500,1000,2000, got '" + s + "'");
             }
             if (r <= 0 || (!out.isEmpty() && r <= out.get(out.size() - 1))) {
-                throw new IllegalArgumentException("--sustainable-rates must rise and be positive, got " + list);
+                throw new IllegalArgumentException(option + " must rise and be positive, got " + list);
             }
             out.add(r);
         }
         return List.copyOf(out);
+    }
+
+    private static int positive(String option, String value) {
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new IllegalArgumentException(option + " wants a positive number of seconds, got '" + value + "'");
     }
 
     /**

@@ -20,8 +20,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
  * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
  * the worker's heap), steady latency (fixed-rate writer), the sustainable rate (stepped fixed rates), tuning
- * variants, a JFR-profiled drain, mention recovery, idle CPU, and the writer ceiling (durable single-event
- * commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
+ * variants, the steady-rate cost (CPU per event over the writers alone), a JFR-profiled drain, mention recovery,
+ * idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
  */
 public final class Benchmark {
     private static final String DEBEZIUM_VERSION = "3.6.1.Final";
@@ -34,7 +34,7 @@ public final class Benchmark {
     private List<RecordWatcher.Sample> debeziumSamples = List.of();
 
     private CpuMeter.Sample machineAtStart;
-    private long workerAndPostgresMs;
+    private long childrenMs;
 
     private Benchmark(BenchOptions options, PrintStream out) {
         this.options = options;
@@ -69,7 +69,7 @@ public final class Benchmark {
 
     private int run() throws Exception {
         long started = System.nanoTime();
-        machineAtStart = new CpuMeter(-1, -1).sample();
+        machineAtStart = CpuMeter.machine().sample();
         results.environment.put("loadAverageAtStart", loadAverage());
         String stamp = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'"));
         Path workDir = options.home().resolve("bench").resolve("target").resolve("run-" + stamp);
@@ -83,12 +83,13 @@ public final class Benchmark {
         }
         log("Starting PostgreSQL, the broker and the Connect worker ...");
         try (BenchPostgres pg = BenchPostgres.start(options.home(), workDir);
-             BenchKafka kafka = startKafka(started)) {
+             BenchKafka kafka = startKafka(started, workDir, logConfig)) {
             WorkerProcess worker = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
                 logConfig);
-            // Ctrl-C: the worker JVM and PostgreSQL are child processes; do not leave them behind
+            // Ctrl-C: the worker and broker JVMs and PostgreSQL are child processes; do not leave them behind
             Thread cleanup = new Thread(() -> {
                 worker.kill();
+                kafka.kill();
                 try {
                     pg.shutdown();
                 } catch (Exception ignored) {
@@ -113,20 +114,21 @@ public final class Benchmark {
                 phase("scale", this::scale);
                 phase("latency", this::latency);
                 phase("sustainable", () -> SustainablePhase.run(bench, results.sustainable));
+                phase("steady", () -> SteadyPhase.run(bench, results.steady, results.steadyCosts));
                 phase("variants", this::variants);
                 phase("profile", this::profile);
                 phase("mentions", () -> results.mentions = MentionPhase.run(bench, options.mentionMessages()));
                 phase("idle", () -> results.idle.addAll(IdlePhase.run(bench)));
                 phase("writers", this::writers);
                 CpuMeter.Sample end = bench.cpu.sample();
-                workerAndPostgresMs = end.workerMs() + end.postgresMs();
+                childrenMs = end.workerMs() + end.postgresMs() + end.brokerMs();
             } finally {
                 worker.close();
                 Runtime.getRuntime().removeShutdownHook(cleanup);
             }
         }
         results.totalSeconds = Results.round1((System.nanoTime() - started) / 1e9);
-        CpuMeter.Sample whole = new CpuMeter(-1, -1).sample().minus(machineAtStart);
+        CpuMeter.Sample whole = CpuMeter.machine().sample().minus(machineAtStart);
         results.environment.put("otherProcessesCores", Results.round2(
             Math.max(0, whole.machineBusyMs() - whole.benchMs() - benchChildrenMs()) / (double) whole.wallMs()));
         results.environment.put("loadAverageAtEnd", loadAverage());
@@ -137,9 +139,9 @@ public final class Benchmark {
         return results.phaseErrors.isEmpty() ? 0 : 1;
     }
 
-    private BenchKafka startKafka(long started) {
+    private BenchKafka startKafka(long started, Path workDir, Path logConfig) throws Exception {
         log("  PostgreSQL up after %.0f s", (System.nanoTime() - started) / 1e9);
-        BenchKafka kafka = BenchKafka.start();
+        BenchKafka kafka = BenchKafka.start(workDir, logConfig);
         log("  broker up after %.0f s", (System.nanoTime() - started) / 1e9);
         return kafka;
     }
@@ -410,6 +412,13 @@ public final class Benchmark {
         v.put("sustainableWriterConnections", so.connections());
         v.put("sustainableDeliverySeconds", so.deliverySeconds());
         v.put("latencyWriterConnections", PacedWriter.CONNECTIONS);
+        BenchOptions.SteadyOptions st = options.steady();
+        v.put("steadyRates", st.rates());
+        v.put("steadyWarmupSeconds", st.warmupSeconds());
+        v.put("steadySecondsPerStep", st.seconds());
+        v.put("steadyWriterConnections", st.connections());
+        v.put("steadyDeliverySeconds", st.deliverySeconds());
+        v.put("steadyUpdatedRows", st.updatedRows());
     }
 
     private void write(String stamp) throws Exception {
@@ -431,15 +440,18 @@ public final class Benchmark {
             if (!results.sustainable.isEmpty()) {
                 Charts.sustainable(results, dir.resolve("sustainable.png"));
             }
+            if (!results.steadyCosts.isEmpty()) {
+                SteadyChart.draw(results, dir.resolve("steady.png"));
+            }
         } catch (Exception | Error e) {
             log("charts could not be drawn (%s); the JSON and results.md are complete", e);
         }
         log("Wrote %s, results.md and charts to %s", stamp + ".json", dir);
     }
 
-    /** CPU of the worker and PostgreSQL over the whole run (read just before they stopped). */
+    /** CPU of the worker, PostgreSQL and the broker over the whole run (read just before they stopped). */
     private long benchChildrenMs() {
-        return workerAndPostgresMs;
+        return childrenMs;
     }
 
     private static String loadAverage() {

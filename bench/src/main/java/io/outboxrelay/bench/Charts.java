@@ -244,12 +244,12 @@ final class Charts {
     }
 
     /** Room under the bars for their labels, written at {@link #LABEL_ROTATION} degrees (XChart drops overlapping ones). */
-    private static int labelsHeight(List<String> labels) {
+    static int labelsHeight(List<String> labels) {
         int longest = labels.stream().mapToInt(String::length).max().orElse(10);
         return (int) (longest * 6.5 * Math.sin(Math.toRadians(LABEL_ROTATION))) + 40;
     }
 
-    private static CategoryChart bars(int w, int h, String title, String yTitle) {
+    static CategoryChart bars(int w, int h, String title, String yTitle) {
         CategoryChart c = new CategoryChartBuilder().width(w).height(h).title(title).yAxisTitle(yTitle).build();
         style(c.getStyler());
         c.getStyler().setOverlapped(true);
@@ -261,7 +261,7 @@ final class Charts {
         return c;
     }
 
-    private static void addBars(CategoryChart c, String name, List<String> categories, List<Double> values,
+    static void addBars(CategoryChart c, String name, List<String> categories, List<Double> values,
                                 Color color) {
         CategorySeries s = c.addSeries(name, categories, values);
         s.setFillColor(color);
@@ -374,7 +374,7 @@ final class Charts {
     }
 
     /** The panels side by side, or stacked, in one PNG. */
-    private static void write(List<? extends Chart<?, ?>> panels, boolean stacked, Path file) throws IOException {
+    static void write(List<? extends Chart<?, ?>> panels, boolean stacked, Path file) throws IOException {
         List<BufferedImage> images = new ArrayList<>();
         for (Chart<?, ?> c : panels) {
             images.add(BitmapEncoder.getBufferedImage(c));

@@ -5,11 +5,12 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * CPU time consumed by each party of the benchmark, read from {@code /proc} (Linux): the worker JVM,
- * the PostgreSQL server (postmaster, its live backends and the backends that already exited) and this
- * JVM (the broker, the consumer and the writers). Values are milliseconds of user + system time;
+ * the PostgreSQL server (postmaster, its live backends and the backends that already exited), the broker's
+ * JVM and this JVM (the consumer and the writers). Values are milliseconds of user + system time;
  * outside Linux every reading is 0 and the report says "n/a".
  */
 final class CpuMeter {
@@ -18,30 +19,38 @@ final class CpuMeter {
 
     private final long workerPid;
     private final long postmasterPid;
+    private final long brokerPid;
 
-    CpuMeter(long workerPid, long postmasterPid) {
+    CpuMeter(long workerPid, long postmasterPid, long brokerPid) {
         this.workerPid = workerPid;
         this.postmasterPid = postmasterPid;
+        this.brokerPid = brokerPid;
+    }
+
+    /** A meter of the whole machine alone (every party reads 0). */
+    static CpuMeter machine() {
+        return new CpuMeter(-1, -1, -1);
     }
 
     /**
-     * A reading of all three parties at once, plus the whole machine's busy CPU time (all processes, from
+     * A reading of all four parties at once, plus the whole machine's busy CPU time (all processes, from
      * /proc/stat) and wall time: {@link #othersMs()} is what processes outside the benchmark used.
      */
-    record Sample(long workerMs, long postgresMs, long benchMs, long machineBusyMs, long wallMs) {
+    record Sample(long workerMs, long postgresMs, long brokerMs, long benchMs, long machineBusyMs, long wallMs) {
         Sample minus(Sample earlier) {
-            return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, benchMs - earlier.benchMs,
-                machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
+            return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, brokerMs - earlier.brokerMs,
+                benchMs - earlier.benchMs, machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
         }
 
         /** CPU used by processes that are not part of the benchmark (other builds, tests) in this interval. */
         long othersMs() {
-            return Math.max(0, machineBusyMs - workerMs - postgresMs - benchMs);
+            return Math.max(0, machineBusyMs - workerMs - postgresMs - brokerMs - benchMs);
         }
     }
 
     Sample sample() {
-        return new Sample(ownMs(workerPid), postgresMs(), benchMs(), machineBusyMs(), System.nanoTime() / 1_000_000);
+        return new Sample(ownMs(workerPid), postgresMs(), ownMs(brokerPid), benchMs(), machineBusyMs(),
+            System.nanoTime() / 1_000_000);
     }
 
     /** Busy time of all CPUs (user, nice, system, irq, softirq, steal) since boot, in ms; 0 outside Linux. */
@@ -68,28 +77,48 @@ final class CpuMeter {
     }
 
     private long postgresMs() {
-        if (postmasterPid <= 0) {
+        if (postmasterPid <= 0 || stat(postmasterPid) == null) {
             return 0;
         }
-        long[] pm = stat(postmasterPid);
-        if (pm == null) {
-            return 0;
-        }
-        long total = pm[0] + pm[1] + pm[2] + pm[3]; // own + reaped children (exited backends)
-        Optional<ProcessHandle> handle = ProcessHandle.of(postmasterPid);
-        if (handle.isPresent()) {
-            for (ProcessHandle child : (Iterable<ProcessHandle>) handle.get().children()::iterator) {
-                long[] c = stat(child.pid());
-                if (c != null) {
-                    total += c[0] + c[1];
+        return consistentTotal(() -> {
+            long[] pm = stat(postmasterPid);
+            return pm == null ? 0 : pm[0] + pm[1] + pm[2] + pm[3]; // own + reaped children (exited backends)
+        }, () -> {
+            long live = 0;
+            Optional<ProcessHandle> handle = ProcessHandle.of(postmasterPid);
+            if (handle.isPresent()) {
+                for (ProcessHandle child : (Iterable<ProcessHandle>) handle.get().children()::iterator) {
+                    long[] c = stat(child.pid());
+                    if (c != null) {
+                        live += c[0] + c[1];
+                    }
                 }
             }
+            return live;
+        }) * 1000 / TICKS_PER_SECOND;
+    }
+
+    /**
+     * A parent's own and reaped children's time plus its live children's, read so that no child is missed or counted
+     * twice: a child reaped while the live ones are read would be in neither reading or in both, so the parent's is
+     * read before and after, and the whole is read again until it did not change (a few tries; then the last).
+     */
+    static long consistentTotal(LongSupplier ownAndReaped, LongSupplier live) {
+        long total = 0;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            long before = ownAndReaped.getAsLong();
+            long children = live.getAsLong();
+            long after = ownAndReaped.getAsLong();
+            total = after + children;
+            if (after == before) {
+                return total;
+            }
         }
-        return total * 1000 / TICKS_PER_SECOND;
+        return total;
     }
 
     private static long ownMs(long pid) {
-        long[] s = stat(pid);
+        long[] s = pid <= 0 ? null : stat(pid);
         return s == null ? 0 : (s[0] + s[1]) * 1000 / TICKS_PER_SECOND;
     }
 

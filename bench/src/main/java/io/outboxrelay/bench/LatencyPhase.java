@@ -47,14 +47,21 @@ final class LatencyPhase {
         c.prepare(db);
         c.start();
         c.awaitRunning();
-        prime(c, b, db);
+        prime(c, b, db, 100, true);
     }
 
-    /** A few events end to end, so the measured ones meet a warm, streaming pipeline. */
-    private static void prime(Contender c, Bench b, BenchPostgres.Db db) throws Exception {
-        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), PRIMING_BASE, 100, false)) {
-            for (int i = 0; i < 100; i++) {
-                db.insertBacklog(PRIMING_BASE + i, 1, 1);
+    /**
+     * A few events end to end, one per transaction, so the measured ones meet a warm, streaming pipeline; with
+     * {@code spaced} each is followed by a CHECKPOINT (tens of ms apart), else they are committed back to back.
+     */
+    static void prime(Contender c, Bench b, BenchPostgres.Db db, int events, boolean spaced) throws Exception {
+        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), PRIMING_BASE, events, false)) {
+            if (spaced) {
+                for (int i = 0; i < events; i++) {
+                    db.insertBacklog(PRIMING_BASE + i, 1, 1);
+                }
+            } else {
+                db.insertBacklog(PRIMING_BASE, events, 1);
             }
             if (!w.awaitComplete(Duration.ofSeconds(120))) {
                 throw new IllegalStateException(c.label() + " did not deliver its priming events within 120 s");

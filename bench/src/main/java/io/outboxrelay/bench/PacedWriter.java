@@ -17,8 +17,31 @@ import java.util.concurrent.locks.LockSupport;
  * <p>With {@code stopAtScheduleEnd} the writers give up the events still uncommitted shortly after the
  * schedule's end (they could not keep the rate): the run lasts the schedule's time whatever the rate, and
  * {@link #achievedRate(int)} says how much of it they committed.
+ *
+ * <p>Each transaction is one autocommit statement, {@link Transaction}: by default the one-event INSERT of every
+ * phase; the steady phase also runs one that updates other rows in the same commit.
  */
 final class PacedWriter {
+    /** What one application transaction runs: one statement (autocommit), with event {@code id} bound to it. */
+    interface Transaction {
+        String sql();
+
+        void bind(PreparedStatement ps, long id) throws SQLException;
+    }
+
+    /** One event per transaction: {@link BenchEvents#INSERT_ONE_SQL}. */
+    static final Transaction ONE_EVENT = new Transaction() {
+        @Override
+        public String sql() {
+            return BenchEvents.INSERT_ONE_SQL;
+        }
+
+        @Override
+        public void bind(PreparedStatement ps, long id) throws SQLException {
+            ps.setLong(1, id);
+        }
+    };
+
     /** The latency phase's writer connections. */
     static final int CONNECTIONS = 4;
     /** How long after the schedule's end writers that fell behind may still commit (stopAtScheduleEnd). */
@@ -30,6 +53,7 @@ final class PacedWriter {
     private final long idBase;
     private final int connections;
     private final boolean stopAtScheduleEnd;
+    private final Transaction transaction;
     private final long[] commitNanos;
     private final long[] commitWallMs;
     private final AtomicLong next = new AtomicLong();
@@ -39,6 +63,8 @@ final class PacedWriter {
     private long startNanos;
     private long deadlineNanos;
     private long endNanos;
+    private long windowStartNanos;
+    private long windowEndNanos;
 
     /** The latency phase's writer: {@link #CONNECTIONS} connections, every event committed however late. */
     PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase) {
@@ -46,7 +72,13 @@ final class PacedWriter {
     }
 
     PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd) {
+        this(db, rate, seconds, idBase, connections, stopAtScheduleEnd, ONE_EVENT);
+    }
+
+    PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd,
+                Transaction transaction) {
         this.db = db;
+        this.transaction = transaction;
         this.rate = rate;
         this.count = rate * seconds;
         this.idBase = idBase;
@@ -75,14 +107,29 @@ final class PacedWriter {
 
     /** Runs the schedule to its end; returns when the last event is committed (or given up). */
     void run() throws InterruptedException {
+        run(0, () -> { }, () -> { });
+    }
+
+    /**
+     * Runs the schedule to its end, and on the calling thread runs {@code atWindowStart} at event {@code from}'s due
+     * time and {@code atWindowEnd} at the schedule's end: the window whose commits {@link #windowCommits()} counts.
+     */
+    void run(int from, Runnable atWindowStart, Runnable atWindowEnd) throws InterruptedException {
         List<Thread> threads = new ArrayList<>();
         startNanos = System.nanoTime() + 20_000_000L;
-        deadlineNanos = stopAtScheduleEnd ? startNanos + (long) (count * 1e9 / rate) + GRACE_NANOS : Long.MAX_VALUE;
+        long scheduleEnd = dueNanos(count);
+        deadlineNanos = stopAtScheduleEnd ? scheduleEnd + GRACE_NANOS : Long.MAX_VALUE;
         for (int t = 0; t < connections; t++) {
             Thread th = new Thread(this::writeLoop, "bench-writer-" + t);
             threads.add(th);
             th.start();
         }
+        parkUntil(dueNanos(from));
+        windowStartNanos = System.nanoTime();
+        atWindowStart.run();
+        parkUntil(scheduleEnd);
+        windowEndNanos = System.nanoTime();
+        atWindowEnd.run();
         for (Thread th : threads) {
             th.join();
         }
@@ -92,9 +139,19 @@ final class PacedWriter {
         }
     }
 
+    private long dueNanos(long i) {
+        return startNanos + (long) (i * 1e9 / rate);
+    }
+
+    private static void parkUntil(long nanos) {
+        for (long wait; (wait = nanos - System.nanoTime()) > 0; ) {
+            LockSupport.parkNanos(wait);
+        }
+    }
+
     private void writeLoop() {
         double intervalNanos = 1e9 / rate;
-        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(BenchEvents.INSERT_ONE_SQL)) {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(transaction.sql())) {
             c.setAutoCommit(true);
             long i;
             while ((i = next.getAndIncrement()) < count && failure == null) {
@@ -108,8 +165,8 @@ final class PacedWriter {
                 if (System.nanoTime() > deadlineNanos) {
                     return;
                 }
-                ps.setLong(1, idBase + i);
-                ps.executeUpdate();
+                transaction.bind(ps, idBase + i);
+                ps.execute();
                 commitNanos[(int) i] = System.nanoTime();
                 commitWallMs[(int) i] = System.currentTimeMillis();
                 committed.incrementAndGet();
@@ -143,7 +200,28 @@ final class PacedWriter {
      * commit in that window, so writers that lag and are still committing warm-up events get them counted.
      */
     double achievedRate(int from) {
-        return commitsPerSecond(commitNanos, startNanos + (long) (from * 1e9 / rate), endNanos);
+        return commitsPerSecond(commitNanos, dueNanos(from), endNanos);
+    }
+
+    /** Commits inside the window of {@link #run(int, Runnable, Runnable)}: from its start to the schedule's end. */
+    long windowCommits() {
+        return commitsBetween(commitNanos, windowStartNanos, windowEndNanos);
+    }
+
+    /** The window's length in seconds. */
+    double windowSeconds() {
+        return (windowEndNanos - windowStartNanos) / 1e9;
+    }
+
+    /** Commit times in {@code [fromNanos, toNanos)}. */
+    static long commitsBetween(long[] commitNanos, long fromNanos, long toNanos) {
+        long n = 0;
+        for (long t : commitNanos) {
+            if (t != 0 && t >= fromNanos && t < toNanos) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Commits (non-zero commit times) at or after {@code fromNanos}, per second until {@code toNanos}. */

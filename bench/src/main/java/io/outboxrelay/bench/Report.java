@@ -16,7 +16,7 @@ final class Report {
         md.append("Machine: ").append(r.environment.get("cpus")).append(" cores, ")
             .append(r.environment.get("os")).append(", Java ").append(r.environment.get("java")).append(". ");
         md.append("PostgreSQL ").append(r.environment.get("postgres")).append(", Kafka ")
-            .append(r.environment.get("kafka")).append(" (1 broker, same JVM as the bench), one Connect worker JVM (heap ")
+            .append(r.environment.get("kafka")).append(" (1 broker, a JVM of its own), one Connect worker JVM (heap ")
             .append(r.environment.get("workerHeap")).append("), Debezium ").append(r.environment.get("debezium"))
             .append(". Method and meaning of every number: [bench/README.md](../README.md).\n\n");
         md.append("Durability: PostgreSQL reports ").append(r.environment.get("postgresDurability"))
@@ -76,6 +76,7 @@ final class Report {
             md.append("\n![latency CDF](").append(chartPrefix).append("latency-cdf.png)\n\n");
         }
         sustainable(md, r, chartPrefix);
+        SteadyReport.append(md, r, chartPrefix);
         if (!r.ceilings.isEmpty()) {
             md.append("## Ceilings (each half alone, same broker, same database)\n\n| ceiling | count | time s | rate | settings |\n"
                 + "|---|---|---|---|---|\n");
@@ -117,9 +118,9 @@ final class Report {
     private static void drainTable(StringBuilder md, List<Results.Drain> drains, double dbz, double ceil1,
                                    double ceil2) {
         md.append("| contender | phase | events | records | time s | events/s | records/s | x Debezium |"
-            + " of lower ceiling | first record ms | events/s after first record | worker us/ev | Postgres us/ev | broker+bench us/ev |"
-            + " live heap MB | alloc KB/ev | other load (cores) | settings |\n"
-            + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            + " of lower ceiling | first record ms | events/s after first record | worker us/ev | Postgres us/ev | broker us/ev |"
+            + " bench us/ev | live heap MB | alloc KB/ev | other load (cores) | settings |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Results.Drain d : drains) {
             double ceiling = d.tasks() >= 2 ? ceil2 : ceil1;
             String ofCeiling = d.kind().equals("relay") && d.subscriptions() == 1 && !Double.isNaN(ceiling)
@@ -127,9 +128,10 @@ final class Report {
             String vsDbz = d.kind().equals("relay") && !Double.isNaN(dbz) ? String.format("%.2f", d.eventsPerSec() / dbz)
                 : "";
             md.append(String.format("| %s | %s | %,d | %,d | %.2f | **%,.0f** | %,.0f | %s | %s | %.0f | %,.0f | %.0f |"
-                    + " %.0f | %.0f | %.0f | %.1f | %.2f | %s |%n", d.label(), d.phase(), d.events(), d.records(), d.seconds(),
-                d.eventsPerSec(), d.recordsPerSec(), vsDbz, ofCeiling, d.firstRecordAfterMs(), d.steadyEventsPerSec(),
-                d.cpu().workerUsPerEvent(), d.cpu().postgresUsPerEvent(), d.cpu().benchUsPerEvent(),
+                    + " %.0f | %.0f | %.0f | %.0f | %.1f | %.2f | %s |%n", d.label(), d.phase(), d.events(), d.records(),
+                d.seconds(), d.eventsPerSec(), d.recordsPerSec(), vsDbz, ofCeiling, d.firstRecordAfterMs(),
+                d.steadyEventsPerSec(), d.cpu().workerUsPerEvent(), d.cpu().postgresUsPerEvent(),
+                d.cpu().brokerUsPerEvent(), d.cpu().benchUsPerEvent(),
                 d.heap().liveMidDrainMb(), d.heap().allocatedKbPerEvent(), d.cpu().othersCores(),
                 d.overrides().isEmpty() ? "defaults" : d.overrides().toString()));
         }
@@ -235,9 +237,9 @@ final class Report {
     private static void profile(StringBuilder md, Results.Profile p) {
         md.append("## Profile: ").append(p.label()).append(String.format(", %,d events in %.2f s (%,.0f events/s with"
             + " JFR on)%n%n", p.events(), p.seconds(), p.eventsPerSec()));
-        md.append(String.format("CPU per event: worker %.0f us, PostgreSQL %.0f us, broker+bench %.0f us. JFR file: `%s`"
-            + " (%s execution samples).%n%n", p.cpu().workerUsPerEvent(), p.cpu().postgresUsPerEvent(),
-            p.cpu().benchUsPerEvent(), p.jfrFile(), p.jfr().get("samples")));
+        md.append(String.format("CPU per event: worker %.0f us, PostgreSQL %.0f us, broker %.0f us, bench %.0f us. JFR"
+            + " file: `%s` (%s execution samples).%n%n", p.cpu().workerUsPerEvent(), p.cpu().postgresUsPerEvent(),
+            p.cpu().brokerUsPerEvent(), p.cpu().benchUsPerEvent(), p.jfrFile(), p.jfr().get("samples")));
         section(md, "Worker CPU by component (inclusive: a sample counts for every component on its stack)",
             (List<Map<String, Object>>) p.jfr().get("components"), "samples");
         section(md, "Worker CPU by thread", (List<Map<String, Object>>) p.jfr().get("threads"), "samples");

@@ -7,14 +7,18 @@ import java.util.Map;
 
 /** Everything one benchmark run measured, written as {@code results/<timestamp>.json}. */
 final class Results {
-    /** CPU time per party over a measurement, and per event. */
-    record Cpu(long workerMs, long postgresMs, long benchMs, long othersMs, long wallMs, double workerUsPerEvent,
-               double postgresUsPerEvent, double benchUsPerEvent, double othersCores) {
+    /**
+     * CPU time per party over a measurement, and per event: the worker JVM, PostgreSQL, the broker's JVM and the
+     * benchmark's own JVM (the writers and the consumer).
+     */
+    record Cpu(long workerMs, long postgresMs, long brokerMs, long benchMs, long othersMs, long wallMs,
+               double workerUsPerEvent, double postgresUsPerEvent, double brokerUsPerEvent, double benchUsPerEvent,
+               double othersCores) {
         static Cpu of(CpuMeter.Sample s, long events) {
             double e = Math.max(1, events);
-            return new Cpu(s.workerMs(), s.postgresMs(), s.benchMs(), s.othersMs(), s.wallMs(),
-                round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.benchMs() * 1000 / e),
-                round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
+            return new Cpu(s.workerMs(), s.postgresMs(), s.brokerMs(), s.benchMs(), s.othersMs(), s.wallMs(),
+                round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.brokerMs() * 1000 / e),
+                round1(s.benchMs() * 1000 / e), round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
         }
     }
 
@@ -58,6 +62,29 @@ final class Results {
      */
     record Sustainable(String label, String kind, String variant, int tasks, int connections, List<SustainableStep> steps,
                        int sustainableRate, boolean heldEveryStep, boolean tailHeld) {
+    }
+
+    /**
+     * One step of the steady phase: {@code label} (no connector, or a contender streaming) while the writers commit
+     * {@code workload}'s transactions at {@code rate}/s. CPU and statements are over the measured window
+     * ({@code windowCommits} commits, per event over those); {@code missing} is over every event the step
+     * committed, warm-up included. {@code order}: the step's place in the phase.
+     */
+    record SteadyStep(String workload, int rate, int order, String key, String label, String kind, String variant,
+                      int tasks, long committed, long windowCommits, double achievedRate, long received, long missing,
+                      Cpu cpu, StatementCounts statements) {
+    }
+
+    /**
+     * A contender's cost at a rate ({@link SteadyAccounting}): CPU per relayed event of PostgreSQL, the worker and the
+     * broker, each its step minus the no-connector step of the same workload and rate; the writers' own PostgreSQL
+     * CPU per commit (that step's); PostgreSQL's share of it; the connector's statements per event by kind.
+     */
+    record SteadyCost(String workload, int rate, String key, String label, String kind, String variant, int tasks,
+                      double achievedRate, long missing, double postgresUsPerEvent, double workerUsPerEvent,
+                      double brokerUsPerEvent, double totalUsPerEvent, double writersPostgresUsPerCommit,
+                      double postgresShareOfWritersPct, double statementsPerEvent,
+                      Map<String, Double> statementsPerEventByKind, double othersCores) {
     }
 
     /** A rate without the other half of the pipeline. */
@@ -114,6 +141,8 @@ final class Results {
     final List<WriterCase> writerCases = new ArrayList<>();
     final List<Idle> idle = new ArrayList<>();
     final List<Sustainable> sustainable = new ArrayList<>();
+    final List<SteadyStep> steady = new ArrayList<>();
+    final List<SteadyCost> steadyCosts = new ArrayList<>();
     /** The {@code --relay-variant}s of the run: name -> settings. */
     final Map<String, Map<String, String>> relayVariants = new LinkedHashMap<>();
     Mentions mentions;
@@ -133,6 +162,8 @@ final class Results {
         m.put("variants", variants);
         m.put("latency", latency);
         m.put("sustainable", sustainable);
+        m.put("steadyCosts", steadyCosts);
+        m.put("steadySteps", steady);
         m.put("ceilings", ceilings);
         m.put("writerCeiling", writerCases);
         m.put("writerRuns", writers);

@@ -3,11 +3,11 @@ package io.outboxrelay.bench;
 import java.util.Map;
 
 /**
- * What the writer-ceiling and idle phases run against: the shipped schema changed by {@code schemaSql}
+ * What the writer-ceiling, idle and steady phases run against: the shipped schema changed by {@code schemaSql}
  * (empty: as shipped), and nothing, the relay (2 tasks, 1 subscription, defaults plus the wake-up's
- * settings) or Debezium running on it.
+ * settings) or Debezium running on it, with {@code config} on top of its defaults.
  */
-record TableSetup(String key, String label, String schemaSql, Kind kind, Map<String, String> relayConfig,
+record TableSetup(String key, String label, String schemaSql, Kind kind, Map<String, String> config,
                   String variant) {
     enum Kind { NONE, RELAY, DEBEZIUM }
 
@@ -34,16 +34,16 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
             Kind.DEBEZIUM, Map.of(), "");
     }
 
+    /** The latency-tuned Debezium ({@link DebeziumContender#TUNED}) on the same table, our trigger dropped. */
+    static TableSetup debeziumTuned() {
+        return new TableSetup("debezium-tuned", DebeziumContender.TUNED_LABEL + " (no trigger)",
+            WakeupVariant.DROP_TRIGGERS, Kind.DEBEZIUM, DebeziumContender.TUNED, DebeziumContender.TUNED_VARIANT);
+    }
+
     /** Changes the schema of {@code db} and, if this setup has one, starts its connector and waits until it runs. */
     Contender start(Bench b, BenchPostgres.Db db) throws Exception {
-        if (!schemaSql.isBlank()) {
-            db.execute(schemaSql);
-        }
-        Contender c = switch (kind) {
-            case NONE -> null;
-            case RELAY -> b.relay(RELAY_TASKS, 1, relayConfig, label, variant);
-            case DEBEZIUM -> b.debezium(label);
-        };
+        applySchema(db);
+        Contender c = contender(b);
         if (c != null) {
             b.kafka.createTopicsIfMissing(c.topics());
             c.prepare(db);
@@ -51,5 +51,21 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
             c.awaitRunning();
         }
         return c;
+    }
+
+    /** Runs this setup's change to the shipped schema, if it has one. */
+    private void applySchema(BenchPostgres.Db db) {
+        if (!schemaSql.isBlank()) {
+            db.execute(schemaSql);
+        }
+    }
+
+    /** This setup's connector, not yet prepared; null for a table alone. */
+    private Contender contender(Bench b) {
+        return switch (kind) {
+            case NONE -> null;
+            case RELAY -> b.relay(RELAY_TASKS, 1, config, label, variant);
+            case DEBEZIUM -> b.debezium(label, config, variant);
+        };
     }
 }

@@ -29,6 +29,7 @@ final class Targets {
                     dbzCold.eventsPerSec(), relayCold.events()), null));
         }
         sustainable(r);
+        SteadyTargets.evaluate(r);
         for (Results.Latency l : r.latency) {
             if (l.kind().equals("relay") && l.rate() == 1000) {
                 boolean defaults = l.variant().isEmpty();
@@ -149,7 +150,7 @@ final class Targets {
             .orElse(null);
     }
 
-    private static String variantSuffix(String variant) {
+    static String variantSuffix(String variant) {
         return variant.isEmpty() ? "" : " (variant " + variant + ")";
     }
 

@@ -42,14 +42,11 @@ final class WorkerProcess implements AutoCloseable {
             p.store(out, "benchmark Connect worker");
         }
         Path heapLog = workDir.resolve("worker-heap.log");
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<String> cmd = new ArrayList<>(List.of(java.toString(),
-            "-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC",
+        List<String> cmd = javaCommand(List.of("-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC",
             "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
             "-Dlog4j2.configurationFile=" + logConfig.toUri(),
-            "-Dbench.log=" + workDir.resolve("worker.log"),
-            "-cp", System.getProperty("java.class.path"),
-            BenchWorker.class.getName(), props.toString(), heapLog.toString()));
+            "-Dbench.log=" + workDir.resolve("worker.log")),
+            BenchWorker.class.getName(), List.of(props.toString(), heapLog.toString()));
         Process proc = new ProcessBuilder(cmd)
             .redirectError(workDir.resolve("worker.stderr").toFile())
             .start();
@@ -78,6 +75,16 @@ final class WorkerProcess implements AutoCloseable {
             proc.destroyForcibly();
             throw new IllegalStateException("starting the Connect worker failed: " + e.getMessage(), e);
         }
+    }
+
+    /** A child JVM of this JVM's runtime and class path: {@code java FLAGS -cp ... MAIN ARGS}. */
+    static List<String> javaCommand(List<String> flags, String mainClass, List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(flags);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
+        cmd.addAll(args);
+        return cmd;
     }
 
     /** What a connect-distributed.properties for this one-broker setup holds; the same for every contender. */

@@ -61,4 +61,30 @@ class BenchOptionsTest {
         assertThat(quick.warmupSeconds() + quick.seconds()).isEqualTo(5);
         assertThat(full.connections()).isEqualTo(quick.connections()).isEqualTo(16);
     }
+
+    @Test
+    void theSteadyPhaseRunsTheIssuesRatesForTwentySecondsAndQuickModeTheTwoJudgedOnesShorter() {
+        BenchOptions.SteadyOptions full = BenchOptions.parse(new String[0]).steady();
+        BenchOptions.SteadyOptions quick = BenchOptions.parse(new String[] {"--quick"}).steady();
+
+        assertThat(full.rates()).isEqualTo(List.of(500, 1000, 2000));
+        assertThat(full.seconds()).isEqualTo(20);
+        assertThat(quick.rates()).isEqualTo(List.of(500, 2000));
+        assertThat(quick.seconds()).isLessThan(full.seconds());
+        assertThat(full.connections()).isEqualTo(16);
+        assertThat(full.updatedRows()).isEqualTo(10);
+        assertThat(BenchOptions.parse(new String[] {"--phases=steady"}).runs("steady")).isTrue();
+    }
+
+    @Test
+    void theSteadyRatesAndStepLengthCanBeChosen() {
+        BenchOptions o = BenchOptions.parse(new String[] {"--quick", "--steady-rates=1000,3000", "--steady-seconds=7"});
+
+        assertThat(o.steady().rates()).isEqualTo(List.of(1000, 3000));
+        assertThat(o.steady().seconds()).isEqualTo(7);
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--steady-seconds=0"}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--steady-seconds");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--steady-rates=2000,500"}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--steady-rates must rise");
+    }
 }

@@ -70,6 +70,25 @@ class ChartsTest {
     }
 
     @Test
+    void theSteadyChartStacksPostgresTheWorkerAndTheBrokerPerContender() throws Exception {
+        Results r = new Results();
+        r.steadyCosts.add(Fixtures.steadyCost("relay", "", "events", 500, 100, 120, 40, 0));
+        r.steadyCosts.add(Fixtures.steadyCost("debezium", DebeziumContender.TUNED_VARIANT, "events", 500, -5, 200, 40,
+            0));
+        r.steadyCosts.add(Fixtures.steadyCost("relay", "", "events+10-updates", 2000, 60, 100, 30, 0));
+        Path file = dir.resolve("steady.png");
+
+        SteadyChart.draw(r, file);
+
+        BufferedImage img = ImageIO.read(file.toFile());
+        assertThat(img.getHeight()).as("one panel per workload, stacked").isGreaterThan(800);
+        for (java.awt.Color c : new java.awt.Color[] {SteadyChart.POSTGRES, SteadyChart.WORKER, SteadyChart.BROKER}) {
+            assertThat(shows(img, c.getRGB() & 0xffffff)).as(c.toString()).isTrue();
+        }
+        assertThat(SteadyChart.shortName(r.steadyCosts.get(1))).isEqualTo("Debezium tuned");
+    }
+
+    @Test
     void barsWithTheSameLabelKeepABarEach() {
         assertThat(Charts.unique(java.util.List.of("a", "b", "a", "a"))).containsExactly("a", "b", "a #2", "a #3");
     }

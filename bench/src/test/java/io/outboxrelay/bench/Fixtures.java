@@ -6,7 +6,7 @@ import java.util.Map;
 
 /** Measured results built by hand, for the tests of the pure logic over them. */
 final class Fixtures {
-    static final Results.Cpu NO_CPU = new Results.Cpu(0, 0, 0, 0, 1, 0, 0, 0, 0);
+    static final Results.Cpu NO_CPU = new Results.Cpu(0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
 
     private Fixtures() {
     }
@@ -45,5 +45,28 @@ final class Fixtures {
     static Results.WriterRun writerRun(String key, String connector, int connections, int round, double perSec) {
         return new Results.WriterRun(key, key, connector, connections, round, Math.round(perSec * 10), 10, perSec, -1,
             NO_CPU);
+    }
+
+    /**
+     * A steady step over a 10 s window at {@code rate}/s, with these CPU milliseconds of PostgreSQL, the worker and
+     * the broker, {@code missing} events not delivered and {@code statements} calls by kind.
+     */
+    static Results.SteadyStep steadyStep(String kind, String variant, String workload, int rate, long postgresMs,
+                                         long workerMs, long brokerMs, long missing, Map<String, Long> statements) {
+        long commits = rate * 10L;
+        CpuMeter.Sample window = new CpuMeter.Sample(workerMs, postgresMs, brokerMs, 0, workerMs + postgresMs
+            + brokerMs, 10_000);
+        return new Results.SteadyStep(workload, rate, 1, kind + variant, (kind + " " + variant).trim(), kind, variant,
+            kind.equals("none") ? 0 : 2, commits, commits, rate, kind.equals("none") ? -1 : commits - missing, missing,
+            Results.Cpu.of(window, commits), new StatementCounts(statements, List.of()));
+    }
+
+    /** A contender's cost at {@code rate}: these us per event over a no-connector step of 400 us per commit. */
+    static Results.SteadyCost steadyCost(String kind, String variant, String workload, int rate, double postgresUs,
+                                         double workerUs, double brokerUs, long missing) {
+        Results.SteadyStep none = steadyStep("none", "", workload, rate, 4 * rate, 10 * rate, 5 * rate, 0, Map.of());
+        Results.SteadyStep step = steadyStep(kind, variant, workload, rate, Math.round((400 + postgresUs) * rate / 100),
+            Math.round((1000 + workerUs) * rate / 100), Math.round((500 + brokerUs) * rate / 100), missing, Map.of());
+        return SteadyAccounting.cost(step, none);
     }
 }

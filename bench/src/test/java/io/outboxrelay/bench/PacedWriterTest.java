@@ -34,4 +34,10 @@ class PacedWriterTest {
         long[] commits = {S, 0, 0, 0};
         assertThat(PacedWriter.commitsPerSecond(commits, 0, 2 * S)).isCloseTo(0.5, within(0.01));
     }
+
+    @Test
+    void theWindowCountsCommitsFromItsStartUpToButNotIncludingItsEnd() {
+        long[] commits = {S - 1, S, 2 * S - 1, 2 * S, 0};
+        assertThat(PacedWriter.commitsBetween(commits, S, 2 * S)).isEqualTo(2);
+    }
 }

@@ -1,6 +1,7 @@
 package io.outboxrelay.bench;
 
 import static io.outboxrelay.bench.Fixtures.drain;
+import static io.outboxrelay.bench.Fixtures.steadyCost;
 import static io.outboxrelay.bench.Fixtures.sustainable;
 import static io.outboxrelay.bench.Fixtures.writerRun;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -128,5 +129,48 @@ class TargetsTest {
         Targets.evaluate(r);
 
         assertThat(target(r, "writers: schema vs no trigger (4 connections)").met()).isFalse();
+    }
+
+    @Test
+    void atASteadyRateTheRelaysTotalCpuIsJudgedAgainstTheTunedDebeziumsAndItsPostgresCpuAgainstTheWriters() {
+        Results r = new Results();
+        String tuned = DebeziumContender.TUNED_VARIANT;
+        r.steadyCosts.add(steadyCost("relay", "", "events", 500, 100, 120, 40, 0)); // total 260, Postgres 25 %
+        r.steadyCosts.add(steadyCost("debezium", tuned, "events", 500, 20, 200, 40, 0)); // total 260
+        r.steadyCosts.add(steadyCost("relay", "", "events", 2000, 104, 100, 40, 0)); // total 244, Postgres 26 %
+        r.steadyCosts.add(steadyCost("debezium", tuned, "events", 2000, 10, 150, 80, 0)); // total 240
+        r.steadyCosts.add(steadyCost("relay", "", "events", 1000, 500, 500, 500, 0)); // not a judged rate
+
+        Targets.evaluate(r);
+
+        Results.Target total500 = target(r, "steady: CPU per event vs Debezium tuned at 500/s");
+        assertThat(total500.met()).as("equal is at most").isTrue();
+        assertThat(total500.measured())
+            .isEqualTo("260 vs 260 us (Postgres 100 + worker 120 + broker 40 vs 20 + 200 + 40); other load 0.00 cores");
+        assertThat(target(r, "steady: PostgreSQL CPU vs the writers' own at 500/s").met()).isTrue();
+        assertThat(target(r, "steady: PostgreSQL CPU vs the writers' own at 500/s").measured())
+            .isEqualTo("25% (100 us per event vs 400 us per commit); other load 0.00 cores");
+        assertThat(target(r, "steady: CPU per event vs Debezium tuned at 2,000/s").met()).isFalse();
+        assertThat(target(r, "steady: PostgreSQL CPU vs the writers' own at 2,000/s").met()).isFalse();
+        assertThat(r.targets).noneMatch(t -> t.name().contains("1,000/s"));
+    }
+
+    @Test
+    void aSteadyRelayThatLostEventsMeetsNoTargetAndTheWorkloadWithUpdatesIsOnlyShown() {
+        Results r = new Results();
+        String tuned = DebeziumContender.TUNED_VARIANT;
+        r.steadyCosts.add(steadyCost("relay", "", "events", 500, 10, 10, 10, 3));
+        r.steadyCosts.add(steadyCost("debezium", tuned, "events", 500, 100, 100, 100, 0));
+        r.steadyCosts.add(steadyCost("relay", "", "events+10-updates", 500, 10, 10, 10, 0));
+        r.steadyCosts.add(steadyCost("debezium", tuned, "events+10-updates", 500, 100, 100, 100, 0));
+
+        Targets.evaluate(r);
+
+        Results.Target lost = target(r, "steady: CPU per event vs Debezium tuned at 500/s");
+        assertThat(lost.met()).isFalse();
+        assertThat(lost.measured()).endsWith("; 3 events not delivered; other load 0.00 cores");
+        assertThat(target(r, "steady: PostgreSQL CPU vs the writers' own at 500/s").met()).isFalse();
+        assertThat(target(r, "steady: CPU per event vs Debezium tuned at 500/s (events+10-updates, info)").met())
+            .isNull();
     }
 }

@@ -1,0 +1,50 @@
+package io.outboxrelay.bench;
+
+import static io.outboxrelay.bench.Fixtures.steadyStep;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SteadyReportTest {
+
+    private static Results results() {
+        Results r = new Results();
+        r.volumes.put("steadyWriterConnections", 16);
+        Results.SteadyStep none = steadyStep("none", "", "events", 500, 2_000, 400, 100, 0, Map.of());
+        Results.SteadyStep relay = steadyStep("relay", "", "events", 500, 2_500, 1_000, 300, 3,
+            Map.of(StatementKinds.CLAIM, 2_500L, StatementKinds.WAKEUP, 500L));
+        Map<String, Object> claim = Map.of("kind", StatementKinds.CLAIM, "name", "ClaimRows", "calls", 2_500L,
+            "totalMs", 5_000.0, "rows", 5_000L, "query", "WITH c AS (SELECT seq FROM \"events\" WHERE a | b)");
+        Map<String, Object> writers = Map.of("kind", StatementKinds.WRITERS, "calls", 5_000L, "totalMs", 900.0,
+            "rows", 5_000L, "query", "INSERT INTO events ...");
+        relay = new Results.SteadyStep(relay.workload(), relay.rate(), relay.order(), relay.key(), "relay 2 tasks",
+            relay.kind(), relay.variant(), relay.tasks(), relay.committed(), relay.windowCommits(),
+            relay.achievedRate(), relay.received(), relay.missing(), relay.cpu(),
+            new StatementCounts(relay.statements().callsByKind(), List.of(writers, claim)));
+        r.steady.addAll(List.of(relay, none));
+        r.steadyCosts.addAll(SteadyAccounting.costs(r.steady));
+        return r;
+    }
+
+    @Test
+    void eachRateHasTheWritersOwnCostAndEachContendersCostOverItWithDeliveryAndStatements() {
+        String md = Report.markdown(results(), "t", "");
+
+        assertThat(md).contains("## Steady rate: CPU per event over the writers alone", "**`events` at 500 events/s**");
+        assertThat(md).contains("| none (per commit) | 500 (100%) | n/a | 400 | 80 | 20 | 500 | (reference) |");
+        assertThat(md).contains("| relay 2 tasks | 500 (100%) | **3 missing** | 100 | 120 | 40 | **260** | 25% | 0.60 |"
+            + " 0.50 / 0.00 / 0.10 / 0.00 |");
+        assertThat(md).contains("![steady-rate CPU per event](steady.png)");
+    }
+
+    @Test
+    void theRelaysBusiestStatementsAreListedWithoutTheWritersOwn() {
+        String md = Report.markdown(results(), "t", "");
+
+        assertThat(md).contains("| relay 2 tasks, events @ 500/s | claim | ClaimRows | 0.50 | 2.00 |"
+            + " `WITH c AS (SELECT seq FROM \"events\" WHERE a \\| b)` |");
+        assertThat(md).doesNotContain("INSERT INTO events ...");
+    }
+}
