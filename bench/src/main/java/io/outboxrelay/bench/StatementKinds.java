@@ -8,8 +8,9 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Tells a pg_stat_statements entry's kind: the writers' own statement, or one of the connector's, a claim, a stamp,
- * a wake-up statement (arming or looking at the flag, LISTEN, NOTIFY) or other. The relay's named statements
+ * Tells a pg_stat_statements entry's kind: the writers' own statement, or one of the connector's, a claim (the
+ * relay's ClaimRows, which also carries the stamps of the rows acknowledged since the last one), a stamp, a wake-up
+ * statement (arming or looking at the flag, LISTEN, NOTIFY) or other. The relay's named statements
  * ({@code outbox-relay.sql}, read from the connector as it ships) are recognised by their words, whatever the
  * table, column and parameter text the relay put in; its statements in Java code by the wake-up functions they
  * call. So a redesigned wake-up is classified without a change here as long as it names or calls what it does.

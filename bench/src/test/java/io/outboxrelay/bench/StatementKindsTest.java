@@ -32,11 +32,10 @@ class StatementKindsTest {
     }
 
     @Test
-    void theRelaysClaimAndStampAreKnownByTheirNamedStatements() {
+    void theRelaysClaimIsKnownByItsNamedStatementWhateverElseItCalls() {
         assertThat(kinds.kind(logged("ClaimRows"), true)).isEqualTo(StatementKinds.CLAIM);
         assertThat(kinds.name(logged("ClaimRows"))).isEqualTo("ClaimRows");
-        assertThat(kinds.kind(logged("StampFannedOut"), true)).as("it calls pg_notify, but it is the stamp")
-            .isEqualTo(StatementKinds.STAMP);
+        assertThat(kinds.kind(logged("ReleaseLeases"), true)).isEqualTo(StatementKinds.OTHER);
         assertThat(kinds.kind(logged("Backlog"), true)).isEqualTo(StatementKinds.OTHER);
     }
 
