@@ -37,11 +37,25 @@ final class RestartablePostgres implements AutoCloseable {
     private final Path log;
     private final int port;
 
+    /** Set for a standby made by {@link #startStandby}: a server of ours that zonky knows nothing of. */
+    private final boolean standby;
+
+    private RestartablePostgres(Path dataDir, Path pgCtl, String serverOptions, Path log, int port) {
+        this.postgres = null;
+        this.dataDir = dataDir;
+        this.pgCtl = pgCtl;
+        this.serverOptions = serverOptions;
+        this.log = log;
+        this.port = port;
+        this.standby = true;
+    }
+
     private RestartablePostgres(ExtraPostgres postgres, Path dataDir, Path log) {
         this.postgres = postgres;
         this.dataDir = dataDir;
         this.log = log;
         this.port = postgres.port();
+        this.standby = false;
         try {
             long pid = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
             Path postgresBinary = Path.of("/proc/" + pid + "/exe").toRealPath();
@@ -67,6 +81,105 @@ final class RestartablePostgres implements AutoCloseable {
 
     int port() {
         return port;
+    }
+
+    /**
+     * A streaming standby of this server, on a port of its own, from a copy of the data directory (the
+     * server is stopped cleanly for the copy and started again: a clean shutdown's directory is a base
+     * backup, no pg_basebackup needed). With {@code synchronous}, this server then waits for the standby at
+     * every commit (synchronous_standby_names), so nothing it acknowledged is missing after a promotion.
+     */
+    RestartablePostgres startStandby(String name, boolean synchronous) {
+        Path dir = ChildJvm.workDir("postgres-" + name);
+        Path data = dir.resolve("data");
+        pgCtl(List.of("-D", dataDir.toString(), "-m", "fast", "-w", "-t", "60", "stop"));
+        try {
+            deleteTree(data);
+            Files.createDirectories(data.getParent());
+            copyTree(dataDir, data);
+            Files.deleteIfExists(data.resolve("postmaster.pid"));
+            Files.writeString(data.resolve("standby.signal"), "");
+            Files.writeString(data.resolve("postgresql.auto.conf"), "primary_conninfo = 'host=localhost port=" + port
+                + " user=postgres application_name=" + name + "'\n", java.nio.file.StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot copy " + dataDir + " for a standby", e);
+        }
+        start();
+        int standbyPort = freePort();
+        RestartablePostgres standby = new RestartablePostgres(data, pgCtl,
+            serverOptions.replace("'-p' '" + port + "'", "'-p' '" + standbyPort + "'"), dir.resolve("pg_ctl.log"),
+            standbyPort);
+        standby.start();
+        if (synchronous) {
+            execute("ALTER SYSTEM SET synchronous_standby_names = '" + name + "'");
+            execute("SELECT pg_reload_conf()");
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        String wanted = synchronous ? "sync" : "async";
+        while (!wanted.equals(replicationState(name))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("standby " + name + " is not streaming (" + wanted + ") within 60 s");
+            }
+            ChildJvm.sleep(100);
+        }
+        return standby;
+    }
+
+    /** {@code pg_ctl promote}: a standby becomes a primary (its timeline forks), and waits until it is one. */
+    void promote() {
+        pgCtl(List.of("-D", dataDir.toString(), "-w", "-t", "60", "promote"));
+    }
+
+    private String replicationState(String standbyName) {
+        try (Connection c = connect(); java.sql.PreparedStatement ps = c.prepareStatement(
+                "SELECT sync_state FROM pg_stat_replication WHERE application_name = ? AND state = 'streaming'")) {
+            ps.setString(1, standbyName);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            return null;
+        }
+    }
+
+    private void execute(String sql) {
+        try (Connection c = connect(); java.sql.Statement st = c.createStatement()) {
+            st.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Connection connect() throws SQLException {
+        return DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres", "postgres", null);
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (var paths = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) paths::iterator) {
+                // a directory copies as an empty one with its attributes: PostgreSQL wants 0700 on its data directory
+                Files.copy(p, to.resolve(from.relativize(p).toString()), java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+            }
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) paths.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** A new database with the project's schema files applied, as the superuser. */
@@ -103,6 +216,12 @@ final class RestartablePostgres implements AutoCloseable {
 
     @Override
     public void close() {
+        if (standby) {
+            if (running()) {
+                pgCtl(List.of("-D", dataDir.toString(), "-m", "immediate", "-w", "-t", "30", "stop"));
+            }
+            return;
+        }
         if (!running()) {
             start(); // zonky's close stops the server through pg_ctl and expects it up
         }
