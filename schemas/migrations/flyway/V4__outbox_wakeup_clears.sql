@@ -29,8 +29,10 @@ BEGIN
 
   -- Once per inserting statement, as its owner (writers need no grant on the sequences). While the flag is 1
   -- a relay task waits: take it down, count the clear, then NOTIFY, unless the queue is over half full (a
-  -- NOTIFY that finds it full fails the application's commit; the count tells the relay instead). While the
-  -- flag is 0 every task is busy, and the insert pays one read of a sequence.
+  -- NOTIFY that finds it full fails the application's commit; the count tells the relay instead). Reading the
+  -- queue needs EXECUTE on pg_notification_queue_usage(), which PostgreSQL grants to PUBLIC: where an owner
+  -- lacks it, the trigger NOTIFYs as before V4 rather than fail the insert. While the flag is 0 every task is
+  -- busy, and the insert pays one read of a sequence.
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -38,7 +40,10 @@ BEGIN
       IF pg_sequence_last_value(%3$L::regclass) = 1 THEN
         PERFORM setval(%3$L::regclass, 0, true);
         PERFORM nextval(%4$L::regclass);
-        IF pg_notification_queue_usage() <= 0.5 THEN
+        -- nested, not OR'd: an expression that names the function needs EXECUTE on it to be prepared at all
+        IF NOT has_function_privilege('pg_catalog.pg_notification_queue_usage()', 'EXECUTE') THEN
+          PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
+        ELSIF pg_notification_queue_usage() <= 0.5 THEN
           PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), '');
         END IF;
       END IF;

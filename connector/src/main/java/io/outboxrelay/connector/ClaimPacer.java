@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
  *       left rows in line); the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches the task
- *       changes nothing. After {@link #EMPTY_CLAIMS_BEFORE_ARMING} empty claims in a row it arms the flag.
+ *       changes nothing. Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at
+ *       least) it arms the flag.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -41,12 +42,15 @@ final class ClaimPacer {
     record Claim(List<String> watch, boolean capture, boolean sweep) {
     }
 
-    /** Empty claims in a row after which an active task arms the flag and settles. */
+    /** Empty claims in a row, at least, before an active task arms the flag and settles. */
     static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
+    /**
+     * How long an active task's claims find nothing before it arms: a shorter gap in the rows of its share is
+     * no reason to make the next writer NOTIFY and every quiet task of the table claim.
+     */
+    static final long IDLE_BEFORE_ARMING_MS = 100;
     /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
     static final long LOOK_INTERVAL_MS = 250;
-    /** The first wait between settling claims; it doubles, up to the look interval, while none of them ends. */
-    static final long SETTLE_FIRST_WAIT_MS = 2;
     /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
     static final long MAX_WAIT_MS = 250;
     private static final long WARN_EVERY_MS = 60_000;
@@ -71,7 +75,9 @@ final class ClaimPacer {
     private boolean notifiedSinceArming;
     private boolean capture;
     private List<String> watch = List.of();
-    private long settleWaitMs = SETTLE_FIRST_WAIT_MS;
+    private long settleWaitMs;
+    /** When the task's last claim found rows: the idle time before arming counts from here. */
+    private long lastRowsAt;
     private long lastWarnAt = Long.MIN_VALUE;
 
     /**
@@ -87,6 +93,7 @@ final class ClaimPacer {
         this.pollIntervalMs = pollIntervalMs;
         this.checkListener = checkListener;
         this.claimAt = now;
+        this.lastRowsAt = now;
         this.nextSweepAt = now + sweepIntervalMs;
     }
 
@@ -160,16 +167,18 @@ final class ClaimPacer {
         capture = false;
         if (more || rows > 0) {
             activate(now);
+            lastRowsAt = now;
             claimAt = more ? now : now + paceMs;
             return;
         }
         switch (state) {
             case ACTIVE -> {
                 emptyClaims++;
-                if (flag != null && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING) {
+                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= IDLE_BEFORE_ARMING_MS;
+                if (idle && flag != null) {
                     armDue = true;
                     claimAt = Math.max(now, armAt); // arm, then claim once more, noting the transactions in progress
-                } else if (flag == null && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING) {
+                } else if (idle) {
                     quiet(now);
                 } else {
                     claimAt = now + paceMs;
@@ -180,17 +189,27 @@ final class ClaimPacer {
         }
     }
 
-    /** How long an idle poll() may wait for a wake-up before something falls due. */
+    /**
+     * How long an idle poll() may wait for a wake-up before something falls due. Without room no claim can be
+     * due (an acknowledgement wakes the task when it makes room), only a look.
+     */
     long waitMs(long now, boolean room) {
         if (woken && state != State.ACTIVE) {
             return 0;
         }
-        long until = room ? claimAt : Long.MAX_VALUE; // without room, an acknowledgement wakes the task
-        until = Math.min(until, Math.min(nextSweepAt, lookAt));
-        if (!retryTimes.isEmpty()) {
-            until = Math.min(until, retryTimes.peek());
+        long until = lookAt;
+        if (room) {
+            until = Math.min(until, Math.min(claimAt, nextSweepAt));
+            if (!retryTimes.isEmpty()) {
+                until = Math.min(until, retryTimes.peek());
+            }
         }
         return Math.max(0, Math.min(MAX_WAIT_MS, until - now));
+    }
+
+    /** The pace: between a busy task's claims, and the soonest a task not busy stamps what was acknowledged. */
+    long paceMs() {
+        return paceMs;
     }
 
     private void activate(long now) {
@@ -214,12 +233,13 @@ final class ClaimPacer {
         notifiedSinceArming = false;
         state = State.SETTLING;
         capture = true;
-        settleWaitMs = SETTLE_FIRST_WAIT_MS;
+        settleWaitMs = paceMs;
     }
 
     /**
      * A settling claim found nothing. Each time some of the watched transactions have ended the task claims
-     * again soon (they may have committed rows no NOTIFY tells of), and once none is left it is quiet.
+     * again a pace later (they may have committed rows no NOTIFY tells of), the wait doubling up to the look
+     * interval while none ends, and once none is left it is quiet.
      */
     private void settle(long now, List<String> running, boolean compared) {
         boolean ended = compared && running.size() < watch.size();
@@ -228,7 +248,7 @@ final class ClaimPacer {
             quiet(now);
             return;
         }
-        settleWaitMs = ended || !compared ? SETTLE_FIRST_WAIT_MS : Math.min(settleWaitMs * 2, LOOK_INTERVAL_MS);
+        settleWaitMs = ended || !compared ? paceMs : Math.min(settleWaitMs * 2, LOOK_INTERVAL_MS);
         claimAt = now + settleWaitMs;
     }
 

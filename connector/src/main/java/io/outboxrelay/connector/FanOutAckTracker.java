@@ -69,6 +69,11 @@ final class FanOutAckTracker {
         return out;
     }
 
+    /** Whether rows settled that {@link #drainSettled} has not taken yet. */
+    boolean hasSettled() {
+        return !settled.isEmpty();
+    }
+
     /** Task thread: rows claimed and not yet settled and drained. */
     Collection<PendingRow> inFlight() {
         return inFlight.values();

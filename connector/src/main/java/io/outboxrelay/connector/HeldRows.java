@@ -144,6 +144,11 @@ final class HeldRows {
         return !toPoison.isEmpty() || !toRelease.isEmpty();
     }
 
+    /** Producer thread may add to it: whether rows settled that the next pass has yet to take in. */
+    boolean hasSettledRows() {
+        return inFlight.hasSettled();
+    }
+
     /** Whether acknowledged rows wait for their stamp. */
     boolean hasStampsDue() {
         return !acknowledged.isEmpty();

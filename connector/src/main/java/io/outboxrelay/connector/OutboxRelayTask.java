@@ -48,6 +48,7 @@ public class OutboxRelayTask extends SourceTask {
     private volatile boolean wakeOnSettle = true;
     private boolean firstPassDone;
     private long backoffUntil;
+    private long nextStampAloneAt;
 
     public OutboxRelayTask() {
         this(new MonotonicClock(), RelayBackend::postgres);
@@ -139,7 +140,11 @@ public class OutboxRelayTask extends SourceTask {
         }
         now = clock.millis();
         boolean room = hasRoom();
+        // set before the look at settled rows below: one settled after that look signals the wait
         wakeOnSettle = !room || pacer.state() != ClaimPacer.State.ACTIVE;
+        if (!room && held.hasSettledRows()) {
+            return null; // rows settled during the pass: the next one makes room
+        }
         wake.await(pacer.waitMs(now, room));
         return null;
     }
@@ -155,16 +160,21 @@ public class OutboxRelayTask extends SourceTask {
         }
         writes.settle();
         maintenance.run(now);
+        boolean room = hasRoom();
         if (held.hasStampsDue() && pacer.state() != ClaimPacer.State.ACTIVE) {
-            pacer.request(now); // an active task stamps with its next claim, at most outbox.linger.ms from now
+            pacer.request(now + pacer.paceMs()); // an active task stamps with its next claim, at most a pace away
         }
         List<SourceRecord> out = new ArrayList<>();
-        ClaimPacer.Claim claim = pacer.next(now, hasRoom());
+        ClaimPacer.Claim claim = pacer.next(now, room);
         if (claim != null) {
             if (claim.sweep()) {
                 metrics.sweep();
             }
             claims.run(out, now, claim);
+        } else if (!room && held.hasStampsDue() && now >= nextStampAloneAt) {
+            // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
+            nextStampAloneAt = now + pacer.paceMs();
+            writes.stampAlone();
         }
         // after the claim, which may fail: rows poisoned by settle() or the claim are described once this
         // pass has nothing left to throw
@@ -218,10 +228,15 @@ public class OutboxRelayTask extends SourceTask {
         metricsRegistry.close();
         try {
             writes.settle();
-            writes.stampAtStop();
         } catch (SQLException e) {
-            log.warn("Could not release leases on stop: writing what settled failed ({}); those rows' leases expire"
-                + " after {} ms and they are claimed again", e.getMessage(), config.connector().lease().toMillis());
+            log.warn("Could not release leases on stop: writing what failed went wrong ({}); those rows' leases"
+                + " expire after {} ms and they are claimed again", e.getMessage(), config.connector().lease().toMillis());
+        }
+        try {
+            writes.stampAlone();
+        } catch (SQLException e) {
+            log.warn("Could not stamp the acknowledged rows on stop ({}); their leases expire after {} ms and they are"
+                + " delivered again", e.getMessage(), config.connector().lease().toMillis());
         }
         try {
             writes.releaseAtStop();

@@ -67,8 +67,8 @@ final class RowWrites {
         }
     }
 
-    /** At stop: the acknowledged rows no claim carried yet are stamped on their own. */
-    void stampAtStop() throws SQLException {
+    /** The acknowledged rows no claim carried yet, stamped on their own (at stop, or while no claim can run). */
+    void stampAlone() throws SQLException {
         List<OutboxStore.Stamp> stamps = held.stampsToWrite();
         if (!stamps.isEmpty()) {
             long start = clock.millis();

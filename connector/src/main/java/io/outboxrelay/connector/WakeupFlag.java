@@ -73,13 +73,16 @@ final class WakeupFlag implements ClaimPacer.Flag {
     /** A task arms the flag: the count of its clears before, 0 on a table without the count. */
     @Override
     public long arm() throws SQLException {
-        return single(counted ? "ArmFlag" : "ArmFlagWithoutCount");
+        return query(counted ? "ArmFlag" : "ArmFlagWithoutCount", rs -> rs.getLong(1));
     }
 
     /** Whether a writer took the flag down since the arming that returned {@code token}. */
     @Override
     public boolean clearedSince(long token) throws SQLException {
-        return counted ? single("CountClears") != token : single("FlagCleared") != 0;
+        if (!counted) {
+            return query("FlagCleared", rs -> rs.getBoolean(1));
+        }
+        return query("CountClears", rs -> rs.getLong(1) != token || rs.getBoolean(2));
     }
 
     @Override
@@ -87,7 +90,11 @@ final class WakeupFlag implements ClaimPacer.Flag {
         return counted;
     }
 
-    private long single(String statement) throws SQLException {
+    private interface Read<T> {
+        T from(ResultSet rs) throws SQLException;
+    }
+
+    private <T> T query(String statement, Read<T> read) throws SQLException {
         NamedSql.Bindable sql = SQL.bindable(statement, "");
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.sql())) {
             if (sql.names().contains("flag")) {
@@ -98,8 +105,7 @@ final class WakeupFlag implements ClaimPacer.Flag {
             }
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                Object value = rs.getObject(1);
-                return value instanceof Boolean b ? (b ? 1 : 0) : rs.getLong(1);
+                return read.from(rs);
             }
         }
     }

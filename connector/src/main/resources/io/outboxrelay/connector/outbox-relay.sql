@@ -34,7 +34,9 @@ SET plan_cache_mode = force_generic_plan;
 --
 -- The wake-up: of the transactions :watch, those still in progress in this statement's snapshot (the one
 -- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
--- none); and with :capture, every transaction in progress in that snapshot.
+-- none); and with :capture, every transaction that may be in progress in that snapshot: those it lists, and
+-- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
+-- above its xmax, and the newest writers may be there when nothing later has ended yet).
 --
 -- The first row carries the statement's results (stamped, receipts sent, watch, in progress) and, like every
 -- other, one claimed row; with nothing claimed it is the only row, its claimed columns null.
@@ -77,7 +79,10 @@ w AS (
   SELECT ARRAY(SELECT x FROM unnest(:watch::text[]) x
                 WHERE NOT pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) AS running,
          CASE WHEN :capture::boolean
-              THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x) END AS in_progress)
+              THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x
+                         UNION ALL
+                         SELECT g::text FROM generate_series(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                                                             pg_current_xact_id()::text::bigint - 1) g) END AS in_progress)
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
 -- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
 SELECT st.stamped, rc.sent, w.running, w.in_progress,

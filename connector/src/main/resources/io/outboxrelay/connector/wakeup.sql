@@ -26,8 +26,11 @@ SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
 SELECT 0::bigint, setval(:flag::regclass, 1, true);
 
 -- name: CountClears
--- How often a writer has taken the flag down so far.
-SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0);
+-- How often a writer has taken the flag down so far, and whether it is down now: a writer interrupted
+-- between its two sequence calls (a statement timeout, a cancel) takes the flag down without counting it,
+-- and a quiet task's flag is down only when a writer took it down.
+SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0),
+       pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1;
 
 -- name: FlagCleared
 -- A table without migration V4: whether the flag is down (a writer cleared it, or no task armed it since).

@@ -34,10 +34,13 @@ class ClaimPacerTest {
         return claim;
     }
 
-    /** An active pacer's two empty claims, a pace apart: what makes it arm (or be quiet, without a flag). */
+    /**
+     * An active pacer's empty claims over {@link ClaimPacer#IDLE_BEFORE_ARMING_MS}: what makes it arm (or be
+     * quiet, without a flag).
+     */
     private ClaimPacer twoEmptyClaims(ClaimPacer pacer) {
         claim(pacer, 0);
-        now += PACE;
+        now += ClaimPacer.IDLE_BEFORE_ARMING_MS;
         claim(pacer, 0);
         return pacer;
     }
@@ -83,17 +86,35 @@ class ClaimPacerTest {
     }
 
     @Test
-    void twoEmptyClaimsArmTheFlagAndTheNextClaimNotesTheWritersInProgress() {
+    void emptyClaimsArmTheFlagOnlyAfterTheIdleTimeAndTheNextClaimNotesTheWritersInProgress() {
         ClaimPacer pacer = listening();
-        claim(pacer, 0);
-        assertThat(flag.arms).as("one empty claim is not enough").isZero();
+        claim(pacer, 3);
+        for (long idle = PACE; idle < ClaimPacer.IDLE_BEFORE_ARMING_MS; idle += PACE) {
+            now += PACE;
+            claim(pacer, 0);
+            assertThat(flag.arms).as("a gap of %d ms between rows is not idle yet", idle).isZero();
+        }
         now += PACE;
         claim(pacer, 0);
-        assertThat(flag.arms).isZero();
         ClaimPacer.Claim next = pacer.next(now, true);
         assertThat(flag.arms).as("armed before the claim, at once").isOne();
         assertThat(next.capture()).isTrue();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
+    }
+
+    /**
+     * Without room (the in-flight window is full: a topic is down, say) nothing can be claimed, so a due sweep
+     * or released row must not make the wait zero: the task would spin through Connect's poll loop.
+     */
+    @Test
+    void withoutRoomADueSweepOrRetryDoesNotMakeTheTaskSpin() {
+        ClaimPacer pacer = listening();
+        claim(pacer, 3);
+        pacer.retryAt(now + 1);
+        now += SWEEP;
+        assertThat(pacer.next(now, false)).isNull();
+        assertThat(pacer.waitMs(now, false)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
+        assertThat(pacer.waitMs(now, true)).as("with room the sweep is due at once").isZero();
     }
 
     /**
@@ -109,15 +130,15 @@ class ClaimPacerTest {
         assertThat(afterArming.capture()).isTrue();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
 
-        now += ClaimPacer.SETTLE_FIRST_WAIT_MS;
+        now += PACE;
         ClaimPacer.Claim watching = pacer.next(now, true);
         assertThat(watching.watch()).containsExactly("100", "101");
         pacer.claimed(now, 0, false, List.of("100", "101"), null); // none ended: back off
-        assertThat(pacer.next(now + ClaimPacer.SETTLE_FIRST_WAIT_MS, true)).isNull();
-        now += 2 * ClaimPacer.SETTLE_FIRST_WAIT_MS; // the doubled wait
+        assertThat(pacer.next(now + PACE, true)).isNull();
+        now += 2 * PACE; // the doubled wait
         assertThat(pacer.next(now, true)).isNotNull();
         pacer.claimed(now, 0, false, List.of("101"), null); // 100 ended
-        now += ClaimPacer.SETTLE_FIRST_WAIT_MS; // one ended: soon again
+        now += PACE; // one ended: soon again
         assertThat(pacer.next(now, true).watch()).containsExactly("101");
         pacer.claimed(now, 0, false, List.of(), null);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -129,7 +150,7 @@ class ClaimPacerTest {
         ClaimPacer pacer = twoEmptyClaims(listening());
         pacer.next(now, true);
         pacer.claimed(now, 0, false, List.of(), List.of("7"));
-        now += ClaimPacer.SETTLE_FIRST_WAIT_MS;
+        now += PACE;
         pacer.next(now, true);
         pacer.claimed(now, 1, false, List.of(), null);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);

@@ -211,11 +211,14 @@ class OutboxRelayTaskTest {
             assertThat(seqs(task.poll())).as("cycle %d", cycle).containsExactly(seq - 2, seq - 1);
         }
         assertThat(flag.arms).as("no arming while rows keep arriving").isZero();
-        clock.advance(LINGER_MS);
-        assertThat(task.poll()).as("one claim finds nothing").isNull();
-        assertThat(flag.arms).isZero();
-        clock.advance(LINGER_MS);
-        assertThat(task.poll()).as("the second finds nothing either").isNull();
+        int passes = store.passes.size();
+        for (long idle = 0; idle < ClaimPacer.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
+            clock.advance(LINGER_MS);
+            assertThat(task.poll()).isNull();
+        }
+        assertThat(flag.arms).as("claims found nothing for the idle time").isZero();
+        assertThat(store.passes.size() - passes).as("one claim per linger meanwhile")
+            .isEqualTo((int) (ClaimPacer.IDLE_BEFORE_ARMING_MS / LINGER_MS));
         assertThat(task.poll()).as("arms, and claims once more noting the writers in progress").isNull();
         assertThat(flag.arms).isOne();
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
@@ -239,7 +242,7 @@ class OutboxRelayTaskTest {
 
     /** Claims until the task is quiet: armed, and no writer in progress. */
     private void quiet() throws InterruptedException {
-        for (int i = 0; i < 10 && store.passes.stream().noneMatch(OutboxStore.Pass::capture); i++) {
+        for (int i = 0; i < 100 && store.passes.stream().noneMatch(OutboxStore.Pass::capture); i++) {
             clock.advance(LINGER_MS);
             assertThat(task.poll()).isNull();
         }
@@ -278,9 +281,9 @@ class OutboxRelayTaskTest {
         task.commitRecord(records.get(0), at(1));
         flag.armFailure = new java.sql.SQLException("permission denied for sequence events_wakeup", "42501");
         store.insert(2, "b");
-        for (int i = 0; i < 4; i++) {
+        for (long idle = 0; idle <= ClaimPacer.IDLE_BEFORE_ARMING_MS + LINGER_MS; idle += LINGER_MS) {
             clock.advance(LINGER_MS);
-            task.poll(); // claims 2, then finds nothing twice: the arming fails
+            task.poll(); // claims 2, then finds nothing for the idle time: the arming fails
         }
         store.insert(3, "c");
         clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
@@ -292,7 +295,7 @@ class OutboxRelayTaskTest {
         flag.armFailure = null;
         flag.lookFailure = new java.sql.SQLException("canceling statement due to statement timeout", "57014");
         clock.advance(ClaimPacer.LOOK_INTERVAL_MS); // a failed arming is tried again a look later, not sooner
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3 && flag.arms == 0; i++) {
             clock.advance(LINGER_MS);
             task.poll();
         }
@@ -301,6 +304,44 @@ class OutboxRelayTaskTest {
         clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
         assertThat(seqs(task.poll())).as("a look that cannot tell claims").containsExactly(4L);
         assertThat(store.releases).isEmpty();
+    }
+
+    /**
+     * The in-flight window is full (a topic is down and its records wait), so no claim runs: the rows
+     * acknowledged meanwhile are stamped on their own, a pace later, not held until the window drains.
+     */
+    @Test
+    void whileTheWindowIsFullAcknowledgedRowsAreStampedAlone() throws Exception {
+        for (long seq = 1; seq <= 4; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+        start(Map.of("outbox.batch.size", "2", "outbox.batch.max.size", "2", "outbox.max.inflight.batches", "1"));
+        List<SourceRecord> first = task.poll();
+        task.commitRecord(first.get(0), at(1)); // row 2's record waits for its broker
+        clock.advance(LINGER_MS);
+        List<SourceRecord> second = task.poll();
+        assertThat(seqs(second)).as("claimed with row 1's stamp").containsExactly(3L, 4L);
+        assertThat(store.row(1).fanout).isNotNull();
+        task.commitRecord(second.get(0), at(2)); // row 4's waits too: rows 2 and 4 fill the window
+        clock.advance(LINGER_MS);
+        assertThat(task.poll()).isNull();
+        assertThat(store.row(3).fanout).as("stamped although no claim can run").isNotNull();
+        assertThat(store.passes.get(store.passes.size() - 1).limit()).as("a stamp alone").isZero();
+    }
+
+    /** At stop, a release that fails does not keep the acknowledged rows from their stamp. */
+    @Test
+    void aFailingReleaseAtStopDoesNotHoldBackTheStamps() throws Exception {
+        store.insert(1, "a");
+        store.insert(2, "b");
+        start(Map.of("errors.tolerance", "all"));
+        List<SourceRecord> records = task.poll();
+        task.commitRecord(records.get(0), at(7));
+        task.commitRecord(records.get(1), null); // dropped: released with a backoff, which fails
+        store.failNext("release", "08006");
+        task.stop();
+        task = null;
+        assertThat(store.row(1).fanout).isNotNull();
     }
 
     @Test

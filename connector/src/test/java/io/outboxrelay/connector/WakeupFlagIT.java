@@ -221,4 +221,67 @@ class WakeupFlagIT {
         }
         assertThat(wakeupFlag().counted()).isTrue();
     }
+
+    /**
+     * The trigger runs as its owner, which in production is the role that ran the migrations, not a
+     * superuser. Without EXECUTE on pg_notification_queue_usage() it cannot read the queue: it NOTIFYs as
+     * before V4 instead of failing the application's insert.
+     */
+    @Test
+    void aTriggerOwnerWithoutTheQueueFunctionStillLetsTheInsertCommitAndNotifies() throws Exception {
+        String owner = "wakeup_owner_" + System.nanoTime();
+        db.execute("CREATE ROLE " + owner + " NOLOGIN; GRANT SELECT, UPDATE ON SEQUENCE events_wakeup TO " + owner
+            + "; GRANT SELECT, UPDATE ON SEQUENCE events_wakeup_clears TO " + owner
+            + "; ALTER FUNCTION events_notify() OWNER TO " + owner
+            + "; REVOKE EXECUTE ON FUNCTION pg_notification_queue_usage() FROM PUBLIC");
+        try (Connection listener = listener()) {
+            long token = wakeupFlag().arm();
+            db.insertEvent("t.a", "owner-without-grant", "{}");
+            assertThat(db.queryLong("SELECT count(*) FROM events WHERE subject = 'owner-without-grant'")).isOne();
+            assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
+            assertThat(wakeupFlag().clearedSince(token)).isTrue();
+        } finally {
+            db.execute("GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO PUBLIC;"
+                + " ALTER FUNCTION events_notify() OWNER TO CURRENT_USER; DROP OWNED BY " + owner + "; DROP ROLE " + owner);
+        }
+    }
+
+    /**
+     * A writer interrupted between taking the flag down and counting the clear (a statement timeout, a cancel)
+     * leaves the flag down and the count where it was. A quiet task's flag is down only when a writer took it
+     * down, so the look reads both; the count alone (the negative control) would sleep on.
+     */
+    @Test
+    void aClearThatWasNeverCountedIsSeenByTheFlagBeingDown() throws Exception {
+        WakeupFlag wakeup = wakeupFlag();
+        long token = wakeup.arm();
+        db.execute("SELECT setval('events_wakeup', 0, true)"); // the clear, and no count after it
+        assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+            .as("the negative control: the count did not move").isEqualTo(token);
+        assertThat(wakeup.clearedSince(token)).isTrue();
+    }
+
+    /**
+     * A snapshot lists no transaction at or above its xmax, and while nothing later has ended, the newest
+     * writer is there: in progress, yet not listed. Here the flag is an unlogged sequence, so the arming takes
+     * no transaction id that would push xmax past the writer (a logged setval does, which hid this). The
+     * claim after the arming also notes the ids from xmax to one it takes itself, and so watches the writer.
+     */
+    @Test
+    void theNewestWriterIsWatchedEvenWhenNoTransactionEndedAfterIt() throws Exception {
+        db.execute("ALTER SEQUENCE events_wakeup SET UNLOGGED");
+        try (Connection racing = openWriter("newest")) {
+            String racer = xid(racing);
+            wakeupFlag().arm();
+            OutboxStore.PassResult afterArming = store().pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
+            assertThat(afterArming.inProgress()).contains(racer);
+            racing.commit();
+            OutboxStore.PassResult settling = store().pass(new OutboxStore.Pass(List.of(), 100, afterArming.inProgress(),
+                false));
+            assertThat(settling.running()).doesNotContain(racer);
+            assertThat(settling.claim().rows()).extracting(ClaimedRow::subject).containsExactly("newest");
+        } finally {
+            db.execute("ALTER SEQUENCE events_wakeup SET LOGGED");
+        }
+    }
 }
