@@ -1,5 +1,8 @@
 package io.outboxrelay.connector;
 
+import java.sql.Timestamp;
+import org.postgresql.PGStatement;
+
 /**
  * One outbox row as the claim returned it. {@code headerKeys}/{@code headerValues} are the entries of
  * the row's {@code headers} object (values that are not JSON strings as their JSON text);
@@ -29,6 +32,23 @@ record ClaimedRow(
                boolean leaseExpired) {
         this(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, payloadBytes, headersType, headerKeys,
             headerValues, leaseExpired, false);
+    }
+
+    /** {@code occurredAtMs} of a row whose occurred_at is 'infinity' or '-infinity': no point in time. */
+    static final long OCCURRED_AT_INFINITY = Long.MAX_VALUE;
+    static final long OCCURRED_AT_MINUS_INFINITY = Long.MIN_VALUE;
+
+    /** The driver's reading of occurred_at, its infinities as {@link #OCCURRED_AT_INFINITY} and minus that. */
+    static long occurredAtMs(Timestamp occurredAt) {
+        long ms = occurredAt.getTime();
+        if (ms == PGStatement.DATE_POSITIVE_INFINITY) {
+            return OCCURRED_AT_INFINITY;
+        }
+        return ms == PGStatement.DATE_NEGATIVE_INFINITY ? OCCURRED_AT_MINUS_INFINITY : ms;
+    }
+
+    boolean occurredAtFinite() {
+        return occurredAtMs != OCCURRED_AT_INFINITY && occurredAtMs != OCCURRED_AT_MINUS_INFINITY;
     }
 
     /**

@@ -114,7 +114,7 @@ final class JdbcOutboxStore implements OutboxStore {
                         HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
                         rows.add(new ClaimedRow(
                             rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
-                            rs.getTimestamp(6).getTime(), rs.getInt(7), rs.getString(8), ClaimedRow.utf8Length(payload),
+                            ClaimedRow.occurredAtMs(rs.getTimestamp(6)), rs.getInt(7), rs.getString(8), ClaimedRow.utf8Length(payload),
                             headers.type(), headers.keys(), headers.values(), rs.getBoolean(10), rs.getBoolean(11)));
                         found = rs.getInt(12);
                     }

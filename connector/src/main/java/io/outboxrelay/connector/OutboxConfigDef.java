@@ -128,6 +128,14 @@ final class OutboxConfigDef {
                     + " value's schema (about 1 KB), key and headers. Keep it below the producer's"
                     + " max.request.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max record bytes")
+            .define(TIMESTAMP_MAX_AHEAD_MS, Type.LONG, DEFAULT_TIMESTAMP_MAX_AHEAD_MS, Range.atLeast(0), Importance.LOW,
+                "A record's timestamp is its row's occurred_at, except where Kafka would refuse it: when occurred_at"
+                    + " is more than this ahead of the worker's clock (a Kafka 4 broker rejects timestamps more than"
+                    + " log.message.timestamp.after.max.ms ahead, 1 h by default) or before 1970 (Connect refuses"
+                    + " negative timestamps), the record carries the time it was made instead. The envelope's"
+                    + " occurred_at and the event.occurred_at header always keep the row's value. Keep it below the"
+                    + " topics' message.timestamp.after.max.ms. A row whose occurred_at is infinite is poisoned.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max timestamp ahead (ms)")
             .define(MAX_INFLIGHT_BATCHES, Type.INT, 4, Range.between(1, 64), Importance.LOW,
                 "Claimed batches a task may have in flight (sent, not yet acknowledged and stamped).",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max in-flight batches")

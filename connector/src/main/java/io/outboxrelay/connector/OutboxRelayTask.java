@@ -82,7 +82,8 @@ public class OutboxRelayTask extends SourceTask {
         writes = new RowWrites(store, held, rules, poisonRecords, schedule, metrics, clock);
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         claims = new ClaimStep(store, held, writes,
-            new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape()), rules,
+            new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),
+                Clock.systemUTC(), connector.timestampMaxAheadMs()), rules,
             sizer, schedule, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
         boolean tableWide = config.relayTaskIndex() == 0;

@@ -33,6 +33,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String FANNED_CHANNEL = "outbox.fanned.channel";
     public static final String POISON_TOPIC = "outbox.poison.topic";
     public static final String MAX_RECORD_BYTES = "outbox.max.record.bytes";
+    public static final String TIMESTAMP_MAX_AHEAD_MS = "outbox.timestamp.max.ahead.ms";
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
     public static final String RETENTION_MS = "outbox.retention.ms";
     public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
@@ -49,6 +50,9 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     /** Producer max.request.size default is 1 MiB; leave room for key, headers and the envelope. */
     public static final int DEFAULT_MAX_RECORD_BYTES = 1_000_000;
+
+    /** Well inside the 1 h a Kafka 4 broker accepts by default, and wide of a writer's clock skew. */
+    public static final long DEFAULT_TIMESTAMP_MAX_AHEAD_MS = 300_000;
 
     /** The keys every config has, without the per-subscription ones. */
     public static final ConfigDef BASE_CONFIG_DEF = OutboxConfigDef.base();
@@ -143,6 +147,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public int maxRecordBytes() {
         return getInt(MAX_RECORD_BYTES);
+    }
+
+    public long timestampMaxAheadMs() {
+        return getLong(TIMESTAMP_MAX_AHEAD_MS);
     }
 
     public int maxInflightBatches() {

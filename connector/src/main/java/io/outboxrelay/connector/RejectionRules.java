@@ -6,8 +6,9 @@ import java.util.List;
 /**
  * Which rows must not be produced, and what becomes of a row whose records failed: the rules alone, as
  * pure logic. A row is poisoned when it was claimed more than {@code outbox.max.attempts} times, when
- * its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
- * would exceed {@code outbox.max.record.bytes}; a failed row is poisoned at its last attempt and otherwise
+ * its {@code occurred_at} is infinite, when its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
+ * would exceed {@code outbox.max.record.bytes}, or when {@code value.format=payload.json} cannot make a
+ * record of its payload or would make a tombstone of it (JSON null); a failed row is poisoned at its last attempt and otherwise
  * released with a backoff that doubles with its attempts.
  */
 final class RejectionRules {
@@ -25,6 +26,11 @@ final class RejectionRules {
             return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
                 + (row.lastError() == null ? "" : "; last error: " + row.lastError());
         }
+        if (!row.occurredAtFinite()) {
+            return "occurred_at is '" + (row.occurredAtMs() > 0 ? "" : "-") + "infinity', which is no point in time a"
+                + " record can carry (its timestamp, the envelope's occurred_at, event.occurred_at); set the row's"
+                + " occurred_at to when the event occurred, then SELECT events_requeue(" + row.seq() + ")";
+        }
         if (row.headersType() != null && !"object".equals(row.headersType())) {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
                 + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
@@ -39,6 +45,12 @@ final class RejectionRules {
         }
         if (config.recordShape().valueFormat() == RecordShape.ValueFormat.PAYLOAD_JSON) {
             String problem = PayloadJson.problem(row.payload());
+            if (PayloadJson.NULL.equals(problem)) {
+                return "the payload is JSON null, which value.format=payload.json would send as a null record value:"
+                    + " a tombstone, which deletes the key (the subject) on a compacted topic; the row is not sent."
+                    + " Write the event's payload (at least {}) into the row, then SELECT events_requeue(" + row.seq()
+                    + ")";
+            }
             if (problem != null) {
                 return "value.format=payload.json cannot turn the payload into a record (" + problem + ");"
                     + " simplify the payload or use value.format=payload, then SELECT events_requeue(" + row.seq()
