@@ -22,6 +22,8 @@ final class FanOutAckTracker {
     private final Runnable onRowSettled;
     private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
     private final Queue<PendingRow> settled = new ConcurrentLinkedQueue<>();
+    /** What the rows in flight take as text (ClaimedRow.rowBytes); task thread only. */
+    private long inFlightBytes;
 
     FanOutAckTracker(boolean toleratesAllErrors, Runnable onRowSettled) {
         this.toleratesAllErrors = toleratesAllErrors;
@@ -31,6 +33,7 @@ final class FanOutAckTracker {
     /** Task thread: a claimed row now waits for its records (or is already settled: no slots). */
     void track(PendingRow row) {
         inFlight.put(row.seq(), row);
+        inFlightBytes += row.row().rowBytes();
         if (row.settled()) {
             settled.add(row);
         }
@@ -63,6 +66,7 @@ final class FanOutAckTracker {
         PendingRow row;
         while ((row = settled.poll()) != null) {
             if (inFlight.remove(row.seq()) != null) {
+                inFlightBytes -= row.row().rowBytes();
                 out.add(row);
             }
         }
@@ -78,9 +82,14 @@ final class FanOutAckTracker {
         return inFlight.size();
     }
 
+    long inFlightBytes() {
+        return inFlightBytes;
+    }
+
     /** Task thread: forget every row (after their leases were released). */
     void clear() {
         inFlight.clear();
+        inFlightBytes = 0;
         settled.clear();
     }
 

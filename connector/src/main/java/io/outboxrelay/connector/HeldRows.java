@@ -159,6 +159,11 @@ final class HeldRows {
         return inFlight.inFlightCount();
     }
 
+    /** Whether another claim fits: fewer rows in flight than {@code maxRows}, taking less than {@code maxBytes}. */
+    boolean hasRoom(int maxRows, long maxBytes) {
+        return inFlight.inFlightCount() < maxRows && inFlight.inFlightBytes() < maxBytes;
+    }
+
     /**
      * At stop, the rows still in flight, to release at once. The attempt is returned unless the row's
      * records are among those of the last poll(), which Connect may not have sent: Connect also calls

@@ -20,6 +20,18 @@ import javax.sql.DataSource;
 final class JdbcOutboxStore implements OutboxStore {
     /** NOTIFY payloads must stay under 8000 bytes. */
     static final int RECEIPT_PAYLOAD_MAX_BYTES = 7_999;
+    /** A poisoned row's type and subject, for its log line and poison record, are cut at this many characters. */
+    static final int POISONED_TEXT_MAX_CHARS = 1_000;
+
+    /**
+     * What a claim may read: rows whose text passes {@code maxRecordBytes} or that are claimed more than
+     * {@code maxAttempts} times come back unread, and a claim reads at most {@code maxClaimBytes} (or its first
+     * row alone when that is larger).
+     */
+    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+        static final ClaimLimits DEFAULT = new ClaimLimits(5, OutboxSourceConnectorConfig.DEFAULT_MAX_RECORD_BYTES,
+            OutboxSourceConnectorConfig.DEFAULT_BATCH_MAX_BYTES);
+    }
 
     private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
 
@@ -32,6 +44,8 @@ final class JdbcOutboxStore implements OutboxStore {
     private final long leaseMs;
     private final String fannedChannel;
     private final SharedTableGuard tableShare;
+    private final ClaimLimits limits;
+    private final ClaimedRowReader reader;
     private final ReceiptsDropped receiptsDropped = new ReceiptsDropped(System::nanoTime);
     private final NamedSql.Bindable claimSql;
     private final NamedSql.Bindable stampSql;
@@ -54,13 +68,16 @@ final class JdbcOutboxStore implements OutboxStore {
     JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, String taskOwner, String incarnation,
                     int taskCount, int taskIndex, long leaseMs, String fannedChannel, SharedTableGuard tableShare) {
         this(dataSource, table, quotedTable, OutboxColumns.DEFAULT, taskOwner, incarnation, taskCount, taskIndex, leaseMs,
-            fannedChannel, tableShare);
+            fannedChannel, tableShare, ClaimLimits.DEFAULT);
     }
 
-    /** @param columns the columns of the event's fields, spliced into the statements once, here */
+    /**
+     * @param columns the columns of the event's fields, spliced into the statements once, here
+     * @param limits  what a claim may read
+     */
     JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, OutboxColumns columns, String taskOwner,
                     String incarnation, int taskCount, int taskIndex, long leaseMs, String fannedChannel,
-                    SharedTableGuard tableShare) {
+                    SharedTableGuard tableShare, ClaimLimits limits) {
         if (!incarnation.matches("[0-9a-f]+")) {
             throw new IllegalArgumentException("incarnation must be lowercase hex: " + incarnation);
         }
@@ -73,6 +90,8 @@ final class JdbcOutboxStore implements OutboxStore {
         this.leaseMs = leaseMs;
         this.fannedChannel = fannedChannel;
         this.tableShare = tableShare;
+        this.limits = limits;
+        this.reader = new ClaimedRowReader(limits.maxRecordBytes());
         this.claimSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
         this.stampSql = SQL.bindable("StampFannedOut", quotedTable, columns::expand);
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
@@ -103,19 +122,14 @@ final class JdbcOutboxStore implements OutboxStore {
                 claimSql.set(ps, "task_index", taskIndex);
                 claimSql.set(ps, "limit", limit);
                 claimSql.set(ps, "lease_ms", leaseMs);
+                claimSql.set(ps, "max_attempts", limits.maxAttempts());
+                claimSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
+                claimSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
                 List<ClaimedRow> rows = new ArrayList<>(limit);
                 int found = 0;
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        String payload = rs.getString(5);
-                        if (payload == null) {
-                            payload = "null"; // only a mapped, nullable payload column has NULLs: the JSON null
-                        }
-                        HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(9));
-                        rows.add(new ClaimedRow(
-                            rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), payload,
-                            ClaimedRow.occurredAtMs(rs.getTimestamp(6)), rs.getInt(7), rs.getString(8), ClaimedRow.utf8Length(payload),
-                            headers.type(), headers.keys(), headers.values(), rs.getBoolean(10), rs.getBoolean(11)));
+                        rows.add(reader.read(rs));
                         found = rs.getInt(12);
                     }
                 }
@@ -281,11 +295,17 @@ final class JdbcOutboxStore implements OutboxStore {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql.sql())) {
             poisonSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Poison::seq).toArray()));
             poisonSql.set(ps, "reasons", c.createArrayOf("text", rows.stream().map(Poison::reason).toArray()));
+            poisonSql.set(ps, "text_max", POISONED_TEXT_MAX_CHARS);
             List<PoisonedRow> out = new ArrayList<>(rows.size());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new PoisonedRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                        rs.getInt(5), rs.getTimestamp(6).getTime(), rs.getTimestamp(7).getTime(), rs.getString(8)));
+                    // read as the claim reads: a row poisoned because its text is not UTF-8 must not fail here
+                    boolean raw = rs.getBoolean(9);
+                    Timestamp occurredAt = rs.getTimestamp(6);
+                    out.add(new PoisonedRow(rs.getLong(1), ClaimedRowReader.lenient(rs.getBytes(2), raw),
+                        ClaimedRowReader.lenient(rs.getBytes(3), raw), ClaimedRowReader.lenient(rs.getBytes(4), raw),
+                        rs.getInt(5), occurredAt == null ? 0 : occurredAt.getTime(), rs.getTimestamp(7).getTime(),
+                        ClaimedRowReader.lenient(rs.getBytes(8), raw)));
                 }
             }
             return out;

@@ -84,6 +84,14 @@ final class OutboxConfigDef {
                     + " most outbox.batch.max.size x (outbox.max.inflight.batches + 1) rows. A value below"
                     + " outbox.batch.size keeps every claim at outbox.batch.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max batch size")
+            .define(BATCH_MAX_BYTES, Type.INT, DEFAULT_BATCH_MAX_BYTES, Range.atLeast(1_024), Importance.LOW,
+                "The most bytes one claim reads: a row counts its id, type, subject, payload and headers as text, and a"
+                    + " claim stops before the row that would pass this (its first row is claimed alone when larger;"
+                    + " a row larger than outbox.max.record.bytes is poisoned without being read). With the rows"
+                    + " limits above, this bounds a task's memory: it claims only while its rows in flight take less"
+                    + " than outbox.max.inflight.batches x this, so it holds at most outbox.max.inflight.batches + 1"
+                    + " times this (or of outbox.max.record.bytes, when larger) of row text.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max batch bytes")
             .define(LEASE_MS, Type.LONG, 60_000L, Range.atLeast(1_000), Importance.MEDIUM,
                 "How long a claimed row stays reserved for the claiming task. A row whose lease expires (its task"
                     + " died) is claimed again by any task; leases of rows still in flight are extended.",

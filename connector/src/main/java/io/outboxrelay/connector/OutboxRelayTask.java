@@ -195,7 +195,8 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     private boolean hasRoom() {
-        return held.inFlightCount() < sizer.batch() * config.connector().maxInflightBatches();
+        int batches = config.connector().maxInflightBatches();
+        return held.hasRoom(sizer.batch() * batches, (long) config.connector().batchMaxBytes() * batches);
     }
 
     @Override

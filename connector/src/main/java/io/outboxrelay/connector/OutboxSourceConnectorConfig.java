@@ -21,6 +21,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String TABLE = "outbox.table";
     public static final String BATCH_SIZE = "outbox.batch.size";
     public static final String BATCH_MAX_SIZE = "outbox.batch.max.size";
+    public static final String BATCH_MAX_BYTES = "outbox.batch.max.bytes";
     public static final String LEASE_MS = "outbox.lease.ms";
     public static final String MAX_ATTEMPTS = "outbox.max.attempts";
     public static final String BACKOFF_INITIAL_MS = "outbox.backoff.initial.ms";
@@ -50,6 +51,9 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     /** Producer max.request.size default is 1 MiB; leave room for key, headers and the envelope. */
     public static final int DEFAULT_MAX_RECORD_BYTES = 1_000_000;
+
+    /** Eight rows of outbox.max.record.bytes, or tens of thousands of events of a few hundred bytes. */
+    public static final int DEFAULT_BATCH_MAX_BYTES = 8 * 1024 * 1024;
 
     /** Well inside the 1 h a Kafka 4 broker accepts by default, and wide of a writer's clock skew. */
     public static final long DEFAULT_TIMESTAMP_MAX_AHEAD_MS = 300_000;
@@ -99,6 +103,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public int batchMaxSize() {
         return getInt(BATCH_MAX_SIZE);
+    }
+
+    public int batchMaxBytes() {
+        return getInt(BATCH_MAX_BYTES);
     }
 
     public Duration lease() {

@@ -6,6 +6,8 @@ import java.util.List;
 /**
  * Which rows must not be produced, and what becomes of a row whose records failed: the rules alone, as
  * pure logic. A row is poisoned when it was claimed more than {@code outbox.max.attempts} times, when
+ * the claim could not read it whole ({@link ClaimedRow#unreadable}: text that is not UTF-8, a NULL field, a
+ * row too large to read), when
  * its {@code occurred_at} is infinite, when its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
  * would exceed {@code outbox.max.record.bytes}, or when {@code value.format=payload.json} cannot make a
  * record of its payload or would make a tombstone of it (JSON null); a failed row is poisoned at its last attempt and otherwise
@@ -25,6 +27,9 @@ final class RejectionRules {
         if (row.attempts() > config.maxAttempts()) {
             return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
                 + (row.lastError() == null ? "" : "; last error: " + row.lastError());
+        }
+        if (row.unreadable() != null) {
+            return row.unreadable();
         }
         if (!row.occurredAtFinite()) {
             return "occurred_at is '" + (row.occurredAtMs() > 0 ? "" : "-") + "infinity', which is no point in time a"

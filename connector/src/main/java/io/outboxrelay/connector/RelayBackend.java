@@ -35,7 +35,8 @@ interface RelayBackend extends AutoCloseable {
         HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner);
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
-            connector.fannedChannel(), tableShare);
+            connector.fannedChannel(), tableShare, new JdbcOutboxStore.ClaimLimits(connector.maxAttempts(),
+                connector.maxRecordBytes(), connector.batchMaxBytes()));
         PostgresListener listener = null;
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,

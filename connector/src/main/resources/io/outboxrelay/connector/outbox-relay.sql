@@ -16,8 +16,17 @@
 -- incarnation is lowercase hex, so a connector whose name extends this task's ('<task>#x', owners
 -- '<task>#x-3#<hex>') never matches :task. Every row comes back with the number of rows the claim found
 -- in line (:limit when more may wait).
+-- The claim is bounded by bytes too: a row's bytes are its id, type, subject, payload and headers as the
+-- text the task reads, and the rows in line are leased while their sum stays within :max_claim_bytes (the
+-- first always); the rest count as found, so the task claims again at once. A row the task must not
+-- produce anyway, because it is claimed more than :max_attempts times or its bytes alone pass
+-- :max_record_bytes (its record would be larger still), comes back without type, subject, payload and
+-- headers: the task poisons it without reading what may be megabytes.
 WITH c AS (
-  SELECT seq, attempts, lease_until AS prev_lease FROM {table}
+  SELECT seq, attempts, lease_until AS prev_lease, COALESCE({col.payload}::text, 'null') AS payload,
+         {col.headers}::text AS headers,
+         octet_length({col.id}::text) + octet_length({col.type}::text) + octet_length({col.subject}::text) AS own_bytes
+    FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (lease_until IS NULL OR lease_until < now()
           OR (lease_until <= :takeover_until::timestamptz AND lease_owner <> :owner
@@ -29,23 +38,44 @@ WITH c AS (
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
 h AS (SELECT min(seq) AS head, min(seq) FILTER (WHERE attempts > 0) AS cut, count(*) AS found FROM c),
-p AS (
-  SELECT c.seq, c.prev_lease, h.found FROM c, h
-   WHERE CASE WHEN h.cut = h.head THEN c.seq = h.head ELSE h.cut IS NULL OR c.seq < h.cut END),
+l AS (
+  SELECT c.seq, c.prev_lease, c.payload, c.headers, h.found, b.bytes, sum(b.bytes) OVER w AS running,
+         row_number() OVER w AS n
+    FROM c, h, LATERAL (SELECT c.own_bytes + octet_length(c.payload) + COALESCE(octet_length(c.headers), 0) AS bytes) b
+   WHERE CASE WHEN h.cut = h.head THEN c.seq = h.head ELSE h.cut IS NULL OR c.seq < h.cut END
+  WINDOW w AS (ORDER BY c.seq)),
+p AS (SELECT l.seq, l.prev_lease, l.payload, l.headers, l.found, l.bytes FROM l
+       WHERE l.n = 1 OR l.running <= :max_claim_bytes::bigint),
 u AS (
   UPDATE {table} e
      SET lease_owner = :owner, lease_until = now() + :lease_ms::bigint * interval '1 millisecond',
          attempts = e.attempts + 1
     FROM p
    WHERE e.seq = p.seq
-  RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, e.{col.payload} AS payload,
-            e.{col.headers} AS headers, e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error,
-            p.prev_lease, p.found)
+  RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, p.payload, p.headers,
+            e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error, p.prev_lease, p.found, p.bytes),
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
--- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
-SELECT u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
-       u.headers::text, u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found
-  FROM u
+-- jsonb_each per row cost about a sixth of the claim+stamp time on the database. Payload and headers are
+-- made text once, in c, where their bytes are counted. The task reads every text as bytes and decodes it
+-- itself (ClaimedRowReader): a row whose text is not UTF-8 is poisoned, never a failed claim. Only a
+-- SQL_ASCII database can hold such text, and it refuses to send it to a UTF8 client, so there (x.raw) the
+-- texts travel as the hex of their bytes.
+x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw)
+SELECT u.seq, t.id, t.type, t.subject, t.payload, u.occurred_at, u.attempts, t.last_error, t.headers,
+       u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found, u.bytes, r.read, x.raw
+  FROM u CROSS JOIN x,
+       LATERAL (SELECT u.attempts <= :max_attempts::int AND u.bytes <= :max_record_bytes::bigint AS read) r,
+       LATERAL (SELECT CASE WHEN x.raw THEN encode(convert_to(v.id, 'SQL_ASCII'), 'hex') ELSE v.id END AS id,
+                       CASE WHEN x.raw THEN encode(convert_to(v.type, 'SQL_ASCII'), 'hex') ELSE v.type END AS type,
+                       CASE WHEN x.raw THEN encode(convert_to(v.subject, 'SQL_ASCII'), 'hex') ELSE v.subject END AS subject,
+                       CASE WHEN x.raw THEN encode(convert_to(v.payload, 'SQL_ASCII'), 'hex') ELSE v.payload END AS payload,
+                       CASE WHEN x.raw THEN encode(convert_to(v.headers, 'SQL_ASCII'), 'hex') ELSE v.headers END AS headers,
+                       CASE WHEN x.raw THEN encode(convert_to(v.last_error, 'SQL_ASCII'), 'hex') ELSE v.last_error END
+                         AS last_error
+                  FROM (SELECT u.id::text AS id, CASE WHEN r.read THEN u.type::text END AS type,
+                               CASE WHEN r.read THEN u.subject::text END AS subject,
+                               CASE WHEN r.read THEN u.payload END AS payload,
+                               CASE WHEN r.read THEN u.headers END AS headers, u.last_error) v) t
  ORDER BY u.seq;
 
 -- name: TakeoverHorizon
@@ -81,13 +111,24 @@ UPDATE {table} e
  WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL AND e.lease_owner = :owner;
 
 -- name: PoisonRows
--- seqs[i] is poisoned with reasons[i].
-UPDATE {table} e
-   SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-  FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
- WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
-RETURNING e.seq, e.{col.id}::text, e.{col.type}, e.{col.subject}, e.attempts, e.{col.occurred_at},
-          e.poisoned_at, e.last_error;
+-- seqs[i] is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
+-- type and subject cut at :text_max characters, and every text as ClaimRows sends it (hex of its bytes in a
+-- SQL_ASCII database, which refuses to send text that is not UTF-8).
+WITH p AS (
+  UPDATE {table} e
+     SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+    FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
+   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+  RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
+            left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
+            e.poisoned_at, e.last_error),
+x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw)
+SELECT p.seq, CASE WHEN x.raw THEN encode(convert_to(p.id, 'SQL_ASCII'), 'hex') ELSE p.id END,
+       CASE WHEN x.raw THEN encode(convert_to(p.type, 'SQL_ASCII'), 'hex') ELSE p.type END,
+       CASE WHEN x.raw THEN encode(convert_to(p.subject, 'SQL_ASCII'), 'hex') ELSE p.subject END, p.attempts,
+       p.occurred_at, p.poisoned_at, CASE WHEN x.raw THEN encode(convert_to(p.last_error, 'SQL_ASCII'), 'hex') ELSE p.last_error END,
+       x.raw
+  FROM p CROSS JOIN x;
 
 -- name: ExtendLeases
 -- Keeps the rows a task holds reserved.

@@ -29,6 +29,8 @@ final class FakeOutboxStore implements OutboxStore {
         String lastError;
         String fanout;
         String poisonReason;
+        /** Its text's bytes, as ClaimRows counts them. */
+        long bytes = 2;
 
         Row(long seq, String type, String subject) {
             this.seq = seq;
@@ -50,6 +52,7 @@ final class FakeOutboxStore implements OutboxStore {
     private final String owner = "relay-0#1";
     private final long leaseMs;
     private boolean loseNextClaimResult;
+    private long maxClaimBytes = Long.MAX_VALUE;
     private long takeoverUntil = Long.MIN_VALUE;
     private FakeWakeupFlag flag;
 
@@ -70,6 +73,11 @@ final class FakeOutboxStore implements OutboxStore {
     void failNext(String operation, String sqlState) {
         failures.computeIfAbsent(operation, k -> new ArrayDeque<>())
             .add(new SQLException("test: " + operation + " failed", sqlState));
+    }
+
+    /** As ClaimRows' :max_claim_bytes: a claim stops before the row that would take it past this. */
+    void maxClaimBytes(long bytes) {
+        maxClaimBytes = bytes;
     }
 
     void loseNextClaimResult() {
@@ -106,17 +114,19 @@ final class FakeOutboxStore implements OutboxStore {
             }
         }
         List<ClaimedRow> out = new ArrayList<>();
+        long bytes = 0;
         for (Row r : line) {
-            if (r.attempts > 0 && !out.isEmpty()) {
+            if (r.attempts > 0 && !out.isEmpty() || !out.isEmpty() && bytes + r.bytes > maxClaimBytes) {
                 break;
             }
+            bytes += r.bytes;
             boolean expired = r.leaseOwner != null && r.leaseUntil < now;
             boolean takenOver = r.leaseOwner != null && !expired;
             r.leaseOwner = owner;
             r.leaseUntil = now + leaseMs;
             r.attempts++;
             out.add(new ClaimedRow(r.seq, "id-" + r.seq, r.type, r.subject, "{}", 0L, r.attempts, r.lastError, 2,
-                null, null, null, expired, takenOver));
+                null, null, null, expired, takenOver, r.bytes, null));
             if (r.attempts > 1) {
                 break;
             }

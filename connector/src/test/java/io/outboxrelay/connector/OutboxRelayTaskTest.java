@@ -134,6 +134,29 @@ class OutboxRelayTaskTest {
         assertThat(store.row(3).attempts).isEqualTo(1);
     }
 
+    /**
+     * Claims are bounded by bytes as well as rows: a task claims only while its rows in flight take less than
+     * outbox.max.inflight.batches x outbox.batch.max.bytes, whatever the row limits allow.
+     */
+    @Test
+    void aTaskClaimsOnlyWhileItsRowsInFlightTakeLessThanItsInFlightBatchesOfBytes() throws Exception {
+        for (long seq = 1; seq <= 10; seq++) {
+            store.insert(seq, "s" + seq);
+            store.row(seq).bytes = 600;
+        }
+        store.maxClaimBytes(1_024);
+        start(Map.of("outbox.batch.size", "10", "outbox.batch.max.bytes", "1024", "outbox.max.inflight.batches", "2"));
+        List<SourceRecord> first = task.poll();
+        assertThat(seqs(first)).containsExactly(1L);
+        assertThat(seqs(task.poll())).containsExactly(2L);
+        assertThat(seqs(task.poll())).containsExactly(3L);
+        assertThat(seqs(task.poll())).containsExactly(4L);
+        assertThat(task.poll()).as("2400 bytes in flight, 2048 allowed").isNull();
+
+        task.commitRecord(first.get(0), at(1));
+        assertThat(seqs(task.poll())).as("an acknowledgement made room").containsExactly(5L);
+    }
+
     @Test
     void rowsOfAClaimWhoseResultWasLostAreTakenBackWithTheirAttemptAndClaimedAgain() throws Exception {
         store.insert(1, "a");
