@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
@@ -22,6 +23,8 @@ final class FanOutAckTracker {
     private final Runnable onRowSettled;
     private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
     private final Queue<PendingRow> settled = new ConcurrentLinkedQueue<>();
+    /** The latest poll() whose records the producer acknowledged (with metadata); -1 before any. */
+    private final AtomicLong ackedThroughPoll = new AtomicLong(-1);
     /** What the rows in flight take as text (ClaimedRow.rowBytes); task thread only. */
     private long inFlightBytes;
 
@@ -41,6 +44,9 @@ final class FanOutAckTracker {
 
     /** Producer I/O thread. */
     void onCommit(OutboxRecord record, RecordMetadata metadata) {
+        if (metadata != null) {
+            ackedThroughPoll.accumulateAndGet(record.rows[0].handedOutInPoll(), Math::max);
+        }
         for (int i = 0; i < record.rows.length; i++) {
             PendingRow row = record.rows[i];
             int slot = record.slots[i];
@@ -80,6 +86,11 @@ final class FanOutAckTracker {
 
     int inFlightCount() {
         return inFlight.size();
+    }
+
+    /** The latest poll() any of whose records the producer acknowledged with metadata; -1 before any. */
+    long ackedThroughPoll() {
+        return ackedThroughPoll.get();
     }
 
     long inFlightBytes() {

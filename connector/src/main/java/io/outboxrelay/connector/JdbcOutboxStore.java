@@ -52,6 +52,7 @@ final class JdbcOutboxStore implements OutboxStore {
     private final NamedSql.Bindable releaseSql;
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
+    private final NamedSql.Bindable wakeSql;
     private final NamedSql.Bindable takeBackUnknownSql;
     private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
@@ -97,6 +98,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
+        this.wakeSql = SQL.bindable("WakeTasks", quotedTable, columns::expand);
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
@@ -309,6 +311,14 @@ final class JdbcOutboxStore implements OutboxStore {
                 }
             }
             return out;
+        }
+    }
+
+    @Override
+    public void wake(String channel) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(wakeSql.sql())) {
+            wakeSql.set(ps, "channel", channel);
+            ps.execute();
         }
     }
 

@@ -79,7 +79,8 @@ public class OutboxRelayTask extends SourceTask {
         failures = new PassFailures(connector, backoff, now);
         RejectionRules rules = new RejectionRules(connector, backoff);
         poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
-        writes = new RowWrites(store, held, rules, poisonRecords, schedule, metrics, clock);
+        writes = new RowWrites(store, held, rules, poisonRecords, schedule, metrics, clock,
+            connector.listenEnabled() ? connector.notifyChannel() : null);
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         claims = new ClaimStep(store, held, writes,
             new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),

@@ -136,6 +136,11 @@ UPDATE {table}
    SET lease_until = now() + :lease_ms::bigint * interval '1 millisecond'
  WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL;
 
+-- name: WakeTasks
+-- After a stop gave leases back: every task listening claims at once, as after a writer's NOTIFY, instead
+-- of leaving those rows to the sweep (a restarted task that started before the old one stopped waits).
+SELECT pg_notify(:channel, '');
+
 -- name: ReleaseUnknownLeases
 -- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit
 -- succeeded while its result was lost with the connection. Given back at once instead of waiting for

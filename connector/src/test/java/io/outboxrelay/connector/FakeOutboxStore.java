@@ -46,6 +46,8 @@ final class FakeOutboxStore implements OutboxStore {
     final Map<Long, Row> rows = new TreeMap<>();
     final List<List<Long>> extensions = new ArrayList<>();
     final List<List<Release>> releases = new ArrayList<>();
+    /** The channels {@link #wake} notified, in order. */
+    final List<String> wakes = new ArrayList<>();
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
     private final LongSupplier clock;
     private static final String EARLIER_INCARNATION = "relay-0#0";
@@ -239,6 +241,12 @@ final class FakeOutboxStore implements OutboxStore {
     @Override
     public String tableShareConflict() {
         return null;
+    }
+
+    @Override
+    public void wake(String channel) throws SQLException {
+        maybeFail("wake");
+        wakes.add(channel);
     }
 
     @Override
