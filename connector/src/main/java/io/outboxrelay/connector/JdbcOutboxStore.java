@@ -22,6 +22,13 @@ final class JdbcOutboxStore implements OutboxStore {
     static final int RECEIPT_PAYLOAD_MAX_BYTES = 7_999;
     /** A poisoned row's type and subject, for its log line and poison record, are cut at this many characters. */
     static final int POISONED_TEXT_MAX_CHARS = 1_000;
+    /** The backlog probe counts this many rows at most; beyond, it reports PostgreSQL's estimate. */
+    static final int BACKLOG_EXACT_ROWS = 100_000;
+    /**
+     * The recovery of unknown leases reads this many rows from the head of the line: far more than every
+     * task's rows in flight at the largest settings (tasks x outbox.batch.max.size x in-flight batches).
+     */
+    static final int UNKNOWN_LEASE_SCAN_ROWS = 100_000;
 
     /**
      * What a claim may read: rows whose text passes {@code maxRecordBytes} or that are claimed more than
@@ -37,6 +44,7 @@ final class JdbcOutboxStore implements OutboxStore {
 
     private final DataSource dataSource;
     private final String table;
+    private final String quotedTable;
     private final String taskOwner;
     private final String owner;
     private final int taskCount;
@@ -84,6 +92,7 @@ final class JdbcOutboxStore implements OutboxStore {
         }
         this.dataSource = dataSource;
         this.table = table;
+        this.quotedTable = quotedTable;
         this.taskOwner = taskOwner;
         this.owner = taskOwner + "#" + incarnation;
         this.taskCount = taskCount;
@@ -340,6 +349,7 @@ final class JdbcOutboxStore implements OutboxStore {
             takeBackUnknownSql.set(ps, "keep_attempt", c.createArrayOf("bigint", keepAttempt.toArray()));
             takeBackUnknownSql.set(ps, "owner", owner);
             takeBackUnknownSql.set(ps, "held", c.createArrayOf("bigint", held.toArray()));
+            takeBackUnknownSql.set(ps, "examine", UNKNOWN_LEASE_SCAN_ROWS);
             List<TakenBack> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -352,10 +362,13 @@ final class JdbcOutboxStore implements OutboxStore {
 
     @Override
     public Backlog backlog() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql.sql());
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return new Backlog(rs.getLong(1), rs.getLong(2));
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql.sql())) {
+            backlogSql.set(ps, "exact_max", BACKLOG_EXACT_ROWS);
+            backlogSql.set(ps, "table", quotedTable);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Backlog(rs.getLong(1), rs.getLong(2));
+            }
         }
     }
 

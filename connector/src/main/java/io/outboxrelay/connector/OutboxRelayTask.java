@@ -8,7 +8,9 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -42,6 +44,7 @@ public class OutboxRelayTask extends SourceTask {
     private ClaimStep claims;
     private PoisonRecords poisonRecords;
     private RelayMaintenance maintenance;
+    private ExecutorService maintenanceThread;
     private PassFailures failures;
     private TaskMetricsRegistry metricsRegistry;
     /** The wake-up flag's cycle (null: LISTEN off, or a table whose trigger notifies on every insert). */
@@ -88,8 +91,10 @@ public class OutboxRelayTask extends SourceTask {
             sizer, schedule, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
         boolean tableWide = config.relayTaskIndex() == 0;
+        // only task 0 has table-wide rounds to run, beside its own thread
+        maintenanceThread = tableWide ? RelayMaintenance.thread(config.leaseOwner()) : null;
         maintenance = new RelayMaintenance(store, connector.retentionMs(), connector.retentionIntervalMs(), tableWide,
-            metrics, now);
+            metrics, now, tableWide ? maintenanceThread : Runnable::run);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
             metrics.gauges(held::inFlightCount, tableWide));
         metrics.claimSize(sizer.next(), 0);
@@ -217,6 +222,7 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         metricsRegistry.close();
+        stopMaintenance();
         try {
             writes.settle();
         } catch (SQLException e) {
@@ -232,6 +238,21 @@ public class OutboxRelayTask extends SourceTask {
             backend.close();
         }
         log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());
+    }
+
+    /** A housekeeping round still running gets a moment to end before the pool it reads from closes. */
+    private void stopMaintenance() {
+        if (maintenanceThread == null) {
+            return;
+        }
+        maintenanceThread.shutdownNow();
+        try {
+            if (!maintenanceThread.awaitTermination(2, TimeUnit.SECONDS)) {
+                log.info("A housekeeping round (backlog probe or retention) was still running at stop; it is cut off");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     RelayMetrics metrics() {

@@ -148,21 +148,36 @@ SELECT pg_notify(:channel, '');
 -- the task passes: rows whose attempt it returned once already keep it, so a batch whose claim keeps
 -- losing its result is not claimed again as fresh rows forever but retried one row at a time, counting
 -- attempts (the task poisons a row whose count passes outbox.max.attempts this way: it is never read).
--- :keep_attempt are those seqs, :held the rows the task knows it holds.
-UPDATE {table}
+-- :keep_attempt are those seqs, :held the rows the task knows it holds. Claims take rows from the head of
+-- the line, so the lost rows are among its first :examine rows: only those are read (no index can find a
+-- lease owner without making every claim's lease update a non-HOT one), and a recovery after a failure
+-- stays cheap however long the line. A lost row further back keeps its lease until it expires.
+UPDATE {table} e
    SET lease_owner = NULL, lease_until = NULL,
-       attempts = CASE WHEN seq = ANY(:keep_attempt::bigint[]) THEN attempts ELSE GREATEST(attempts - 1, 0) END
- WHERE lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL
-   AND NOT (seq = ANY(:held::bigint[]))
-RETURNING seq, attempts;
+       attempts = CASE WHEN e.seq = ANY(:keep_attempt::bigint[]) THEN e.attempts ELSE GREATEST(e.attempts - 1, 0) END
+  FROM (SELECT w.seq FROM (SELECT seq, lease_owner FROM {table}
+                            WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
+                            ORDER BY seq LIMIT :examine) w
+         WHERE w.lease_owner = :owner AND NOT (w.seq = ANY(:held::bigint[]))) x
+ WHERE e.seq = x.seq AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+RETURNING e.seq, e.attempts;
 
 -- name: Backlog
--- Rows waiting to be fanned out (capped so a huge backlog stays cheap to count) and the age of the
--- oldest one, both from the claim's partial index.
-SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
-                                WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT 10000000) b),
+-- Rows waiting to be fanned out and the age of the oldest one, from the claim's partial index. Rows are
+-- counted up to :exact_max only; beyond, the count is PostgreSQL's estimate for the claim's partial index
+-- (pg_class.reltuples, which VACUUM and ANALYZE keep), so the probe stays cheap at any backlog. :table is
+-- the quoted table name, as text.
+SELECT CASE WHEN b.n < :exact_max THEN b.n
+            ELSE GREATEST(b.n, (SELECT max(c.reltuples)::bigint
+                                  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                                 WHERE i.indrelid = :table::regclass
+                                   AND pg_get_expr(i.indpred, i.indrelid) IN
+                                       ('((fanned_out_at IS NULL) AND (poisoned_at IS NULL))',
+                                        '((poisoned_at IS NULL) AND (fanned_out_at IS NULL))'))) END,
        (SELECT (EXTRACT(EPOCH FROM now() - {col.occurred_at}) * 1000)::bigint FROM {table}
-         WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1);
+         WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1)
+  FROM (SELECT count(*) AS n FROM (SELECT 1 FROM {table}
+                                    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT :exact_max) q) b;
 
 -- name: DeleteRetained
 -- Retention: one small batch of fanned rows older than the cutoff. SKIP LOCKED keeps it off rows a

@@ -8,6 +8,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -228,9 +230,25 @@ final class FakeOutboxStore implements OutboxStore {
         return out;
     }
 
+    /** Backlog probes asked for so far; with {@link #backlogWaits} set, each waits for it first. */
+    final AtomicInteger backlogProbes = new AtomicInteger();
+    volatile CountDownLatch backlogWaits;
+
     @Override
-    public Backlog backlog() {
-        return new Backlog(rows.values().stream().filter(Row::pending).count(), 0);
+    public Backlog backlog() throws SQLException {
+        backlogProbes.incrementAndGet();
+        CountDownLatch latch = backlogWaits;
+        if (latch != null) {
+            try {
+                latch.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("test: interrupted", e);
+            }
+        }
+        synchronized (this) {
+            return new Backlog(rows.values().stream().filter(Row::pending).count(), 0);
+        }
     }
 
     @Override

@@ -2,12 +2,16 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.testsupport.MutableClock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -16,6 +20,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The relay loop's decisions on an in-memory table and the test's clock: acknowledged rows are stamped,
@@ -263,6 +268,32 @@ class OutboxRelayTaskTest {
         task.stop();
         task = null;
         assertThat(store.wakes).hasSize(1);
+    }
+
+    /**
+     * The backlog probe counts a table-wide backlog, which at tens of millions of rows takes longer than its
+     * interval: it runs beside the task's thread, one probe at a time, and never holds up a claim. Before, it
+     * ran inline in task 0's pass, which then did little but count.
+     */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aBacklogProbeSlowerThanItsIntervalHoldsUpNoClaim() throws Exception {
+        CountDownLatch probeEnds = new CountDownLatch(1);
+        store.backlogWaits = probeEnds;
+        store.insert(1, "a");
+        start(Map.of());
+        clock.advance(RelayMaintenance.FIRST_BACKLOG_DELAY_MS);
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        for (long seq = 2; seq <= 4; seq++) {
+            store.insert(seq, "s" + seq);
+            clock.advance(RelayMaintenance.BACKLOG_INTERVAL_MS);
+            assertThat(seqs(task.poll())).as("claimed while the probe runs").containsExactly(seq);
+        }
+        assertThat(store.backlogProbes).as("one probe at a time").hasValue(1);
+
+        probeEnds.countDown();
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> task.metrics().backlog.get() >= 0);
     }
 
     @Test
