@@ -65,6 +65,12 @@ final class JdbcOutboxStore implements OutboxStore {
     private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
     private final NamedSql.Bindable retainedSql;
+    /**
+     * While rows are so large that the byte budget cuts claims, the next claim asks for one row more than the
+     * last one leased (the one more tells whether rows wait): asking for all the claim size allows would make
+     * the database read and convert rows only to leave them in line.
+     */
+    private int rowsThatFit = Integer.MAX_VALUE;
     /** Leases of earlier incarnations that end by then were taken before this one started (server clock). */
     private Timestamp takeoverUntil;
 
@@ -131,22 +137,42 @@ final class JdbcOutboxStore implements OutboxStore {
                 claimSql.set(ps, "task", taskOwner);
                 claimSql.set(ps, "task_count", taskCount);
                 claimSql.set(ps, "task_index", taskIndex);
-                claimSql.set(ps, "limit", limit);
+                int asked = Math.min(limit, rowsThatFit);
+                claimSql.set(ps, "limit", asked);
                 claimSql.set(ps, "lease_ms", leaseMs);
                 claimSql.set(ps, "max_attempts", limits.maxAttempts());
                 claimSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
                 claimSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
-                List<ClaimedRow> rows = new ArrayList<>(limit);
+                List<ClaimedRow> rows = new ArrayList<>(asked);
                 int found = 0;
+                long bytes = 0;
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        rows.add(reader.read(rs));
+                        ClaimedRow row = reader.read(rs);
+                        rows.add(row);
+                        bytes += row.rowBytes();
                         found = rs.getInt(12);
                     }
                 }
-                return rows.isEmpty() ? Claim.NONE : new Claim(rows, found);
+                return rows.isEmpty() ? Claim.NONE : sized(rows, found, bytes, asked, limit);
             }
         }
+    }
+
+    /**
+     * The claim as the task sees it, after learning from it how many rows fit the byte budget. A claim that
+     * asked for fewer rows than the task wanted and found all of them says more may wait, as a full one does.
+     */
+    private Claim sized(List<ClaimedRow> rows, int found, long bytes, int asked, int limit) {
+        // rows left in line with half the budget read: cut by bytes (a retried row ends a batch too, rarely so big)
+        boolean cutByBytes = rows.size() < found && bytes > limits.maxClaimBytes() / 2;
+        rowsThatFit = cutByBytes ? rows.size() + 1 : Integer.MAX_VALUE;
+        return new Claim(rows, asked < limit && found == asked && !cutByBytes ? limit : found);
+    }
+
+    /** How many rows the next claim asks for when the task wants {@code limit}. */
+    int nextClaimAsksFor(int limit) {
+        return Math.min(limit, rowsThatFit);
     }
 
     private Timestamp takeoverHorizon(Connection c) throws SQLException {

@@ -120,12 +120,20 @@ class NoRowFailsAClaimIT {
         db.execute("INSERT INTO events(type, subject, payload) SELECT 'order.created', 'big-' || g,"
             + " jsonb_build_object('blob', repeat('x', 900000)) FROM generate_series(1, 12) g");
 
-        OutboxStore.Claim claim = store(pool).claim(12);
+        JdbcOutboxStore store = store(pool);
+        OutboxStore.Claim claim = store.claim(12);
 
         // 8 MiB by default: nine rows of 900 KB fit, a tenth would not
         assertThat(claim.rows()).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L);
         assertThat(claim.more(12)).isTrue();
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NOT NULL")).isEqualTo(9);
+        assertThat(store.nextClaimAsksFor(1_000)).as("no more rows read than fit, and one to see more wait")
+            .isEqualTo(10);
+
+        OutboxStore.Claim rest = store.claim(1_000);
+        assertThat(rest.rows()).extracting(ClaimedRow::seq).containsExactly(10L, 11L, 12L);
+        assertThat(rest.more(1_000)).isFalse();
+        assertThat(store.nextClaimAsksFor(1_000)).as("not cut: the claim size decides again").isEqualTo(1_000);
     }
 
     @Test
