@@ -25,7 +25,8 @@ final class RejectionRules {
     /** Why this claimed row must not be produced, or null when it may be. */
     String beforeProducing(ClaimedRow row) {
         if (row.attempts() > config.maxAttempts()) {
-            return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
+            return claimedTooOften(row.attempts()) + "; each time the task failed or was stopped while delivering it, or"
+                + " the claim's result was lost with the database connection"
                 + (row.lastError() == null ? "" : "; last error: " + row.lastError());
         }
         if (row.unreadable() != null) {

@@ -284,6 +284,7 @@ class OutboxRelayTaskTest {
         start(Map.of());
         clock.advance(RelayMaintenance.FIRST_BACKLOG_DELAY_MS);
         assertThat(seqs(task.poll())).containsExactly(1L);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.backlogProbes.get() == 1); // on its own thread
         for (long seq = 2; seq <= 4; seq++) {
             store.insert(seq, "s" + seq);
             clock.advance(RelayMaintenance.BACKLOG_INTERVAL_MS);
