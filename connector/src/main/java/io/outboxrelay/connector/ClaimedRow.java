@@ -1,11 +1,17 @@
 package io.outboxrelay.connector;
 
+import java.sql.Timestamp;
+import org.postgresql.PGStatement;
+
 /**
  * One outbox row as the claim returned it. {@code headerKeys}/{@code headerValues} are the entries of
  * the row's {@code headers} object (values that are not JSON strings as their JSON text);
  * {@code headersType} is the JSON type of the column, null when the column is NULL;
  * {@code leaseExpired} says another claimer's lease on the row had expired (it died or stalled);
- * {@code takenOver} that an earlier incarnation of this task held it (the task restarted).
+ * {@code takenOver} that an earlier incarnation of this task held it (the task restarted);
+ * {@code rowBytes} the bytes of its id, type, subject, payload and headers as text, as the claim counted
+ * them; {@code unreadable} why the row cannot be produced as it was read (its text is not UTF-8, a field is
+ * NULL, or the claim did not read it), null for a row read whole.
  */
 record ClaimedRow(
     long seq,
@@ -21,7 +27,17 @@ record ClaimedRow(
     String[] headerKeys,
     String[] headerValues,
     boolean leaseExpired,
-    boolean takenOver) {
+    boolean takenOver,
+    long rowBytes,
+    String unreadable) {
+
+    /** A row read whole; its bytes counted from its payload. */
+    ClaimedRow(long seq, String id, String type, String subject, String payload, long occurredAtMs, int attempts,
+               String lastError, int payloadBytes, String headersType, String[] headerKeys, String[] headerValues,
+               boolean leaseExpired, boolean takenOver) {
+        this(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, payloadBytes, headersType, headerKeys,
+            headerValues, leaseExpired, takenOver, payloadBytes, null);
+    }
 
     /** A row no earlier incarnation of the task held. */
     ClaimedRow(long seq, String id, String type, String subject, String payload, long occurredAtMs, int attempts,
@@ -29,6 +45,23 @@ record ClaimedRow(
                boolean leaseExpired) {
         this(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, payloadBytes, headersType, headerKeys,
             headerValues, leaseExpired, false);
+    }
+
+    /** {@code occurredAtMs} of a row whose occurred_at is 'infinity' or '-infinity': no point in time. */
+    static final long OCCURRED_AT_INFINITY = Long.MAX_VALUE;
+    static final long OCCURRED_AT_MINUS_INFINITY = Long.MIN_VALUE;
+
+    /** The driver's reading of occurred_at, its infinities as {@link #OCCURRED_AT_INFINITY} and minus that. */
+    static long occurredAtMs(Timestamp occurredAt) {
+        long ms = occurredAt.getTime();
+        if (ms == PGStatement.DATE_POSITIVE_INFINITY) {
+            return OCCURRED_AT_INFINITY;
+        }
+        return ms == PGStatement.DATE_NEGATIVE_INFINITY ? OCCURRED_AT_MINUS_INFINITY : ms;
+    }
+
+    boolean occurredAtFinite() {
+        return occurredAtMs != OCCURRED_AT_INFINITY && occurredAtMs != OCCURRED_AT_MINUS_INFINITY;
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
@@ -22,6 +23,10 @@ final class FanOutAckTracker {
     private final Runnable onRowSettled;
     private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
     private final Queue<PendingRow> settled = new ConcurrentLinkedQueue<>();
+    /** The latest poll() whose records the producer acknowledged (with metadata); -1 before any. */
+    private final AtomicLong ackedThroughPoll = new AtomicLong(-1);
+    /** What the rows in flight take as text (ClaimedRow.rowBytes); task thread only. */
+    private long inFlightBytes;
 
     FanOutAckTracker(boolean toleratesAllErrors, Runnable onRowSettled) {
         this.toleratesAllErrors = toleratesAllErrors;
@@ -31,6 +36,7 @@ final class FanOutAckTracker {
     /** Task thread: a claimed row now waits for its records (or is already settled: no slots). */
     void track(PendingRow row) {
         inFlight.put(row.seq(), row);
+        inFlightBytes += row.row().rowBytes();
         if (row.settled()) {
             settled.add(row);
         }
@@ -38,6 +44,9 @@ final class FanOutAckTracker {
 
     /** Producer I/O thread. */
     void onCommit(OutboxRecord record, RecordMetadata metadata) {
+        if (metadata != null) {
+            ackedThroughPoll.accumulateAndGet(record.rows[0].handedOutInPoll(), Math::max);
+        }
         for (int i = 0; i < record.rows.length; i++) {
             PendingRow row = record.rows[i];
             int slot = record.slots[i];
@@ -63,6 +72,7 @@ final class FanOutAckTracker {
         PendingRow row;
         while ((row = settled.poll()) != null) {
             if (inFlight.remove(row.seq()) != null) {
+                inFlightBytes -= row.row().rowBytes();
                 out.add(row);
             }
         }
@@ -83,9 +93,19 @@ final class FanOutAckTracker {
         return inFlight.size();
     }
 
+    /** The latest poll() any of whose records the producer acknowledged with metadata; -1 before any. */
+    long ackedThroughPoll() {
+        return ackedThroughPoll.get();
+    }
+
+    long inFlightBytes() {
+        return inFlightBytes;
+    }
+
     /** Task thread: forget every row (after their leases were released). */
     void clear() {
         inFlight.clear();
+        inFlightBytes = 0;
         settled.clear();
     }
 

@@ -30,10 +30,14 @@ final class HeldRows {
     private final Set<Long> attemptReturned = new HashSet<>();
     /**
      * Rows of the records the last poll() returned. Connect polls again only once it has converted and sent
-     * every record of the previous return, so rows returned earlier cannot be what failed the task; these
-     * can (a converter or transform error in the batch stops the task before the next poll).
+     * every record of the previous return; until then a converter or transform error in the batch, or a
+     * broker's rejection of an earlier record, stops the task before the next poll.
      */
     private final Set<Long> awaitingDispatch = new HashSet<>();
+    /** The poll() calls so far: a row remembers the one that handed it out. */
+    private long polls;
+    /** The poll() that handed out the latest rows. */
+    private long lastHandOutPoll = -1;
 
     HeldRows(boolean toleratesAllErrors, Runnable onRowSettled) {
         this.inFlight = new FanOutAckTracker(toleratesAllErrors, onRowSettled);
@@ -46,12 +50,15 @@ final class HeldRows {
 
     /** claimed -> in flight: the row's records go to Connect with this poll. */
     void handOut(PendingRow row) {
+        row.handedOut(polls);
+        lastHandOutPoll = polls;
         awaitingDispatch.add(row.seq());
         inFlight.track(row);
     }
 
     /** Connect polls again: it sent every record returned before. */
     void dispatched() {
+        polls++;
         awaitingDispatch.clear();
     }
 
@@ -169,16 +176,18 @@ final class HeldRows {
         return inFlight.inFlightCount();
     }
 
+    /** Whether another claim fits: fewer rows in flight than {@code maxRows}, taking less than {@code maxBytes}. */
+    boolean hasRoom(int maxRows, long maxBytes) {
+        return inFlight.inFlightCount() < maxRows && inFlight.inFlightBytes() < maxBytes;
+    }
+
     /**
-     * At stop, the rows still in flight, to release at once. The attempt is returned unless the row's
-     * records are among those of the last poll(), which Connect may not have sent: Connect also calls
-     * stop() after the task failed on a record (a converter or transform error), and returning that attempt
-     * would let one row crash-loop the task forever.
+     * At stop, the rows still in flight, to release at once ({@link AttemptAtStop} says which keep their attempt,
+     * and why).
      */
     List<OutboxStore.Release> inFlightAtStop() {
-        return inFlight.inFlight().stream()
-            .map(row -> OutboxStore.Release.now(row.seq(), !awaitingDispatch.contains(row.seq())))
-            .toList();
+        AttemptAtStop rule = new AttemptAtStop(awaitingDispatch, inFlight.ackedThroughPoll(), lastHandOutPoll);
+        return inFlight.inFlight().stream().map(rule::release).toList();
     }
 
     /** Forgets the rows in flight (their leases were released). */

@@ -21,6 +21,25 @@ import javax.sql.DataSource;
 final class JdbcOutboxStore implements OutboxStore {
     /** NOTIFY payloads must stay under 8000 bytes. */
     static final int RECEIPT_PAYLOAD_MAX_BYTES = 7_999;
+    /** A poisoned row's type and subject, for its log line and poison record, are cut at this many characters. */
+    static final int POISONED_TEXT_MAX_CHARS = 1_000;
+    /** The backlog probe counts this many rows at most; beyond, it reports PostgreSQL's estimate. */
+    static final int BACKLOG_EXACT_ROWS = 100_000;
+    /**
+     * The recovery of unknown leases reads this many rows from the head of the line: far more than every
+     * task's rows in flight at the largest settings (tasks x outbox.batch.max.size x in-flight batches).
+     */
+    static final int UNKNOWN_LEASE_SCAN_ROWS = 100_000;
+
+    /**
+     * What a claim may read: rows whose text passes {@code maxRecordBytes} or that are claimed more than
+     * {@code maxAttempts} times come back unread, and a claim reads at most {@code maxClaimBytes} (or its first
+     * row alone when that is larger).
+     */
+    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+        static final ClaimLimits DEFAULT = new ClaimLimits(5, OutboxSourceConnectorConfig.DEFAULT_MAX_RECORD_BYTES,
+            OutboxSourceConnectorConfig.DEFAULT_BATCH_MAX_BYTES);
+    }
 
     private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
     /** What every session of a relay task runs when it opens. */
@@ -28,6 +47,7 @@ final class JdbcOutboxStore implements OutboxStore {
 
     private final DataSource dataSource;
     private final String table;
+    private final String quotedTable;
     private final String taskOwner;
     private final String owner;
     private final int taskCount;
@@ -35,15 +55,24 @@ final class JdbcOutboxStore implements OutboxStore {
     private final long leaseMs;
     private final String fannedChannel;
     private final SharedTableGuard tableShare;
+    private final ClaimLimits limits;
+    private final ClaimedRowReader reader;
     private final ReceiptsDropped receiptsDropped = new ReceiptsDropped(System::nanoTime);
     private final NamedSql.Bindable passSql;
     private final NamedSql.Bindable releaseSql;
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
+    private final NamedSql.Bindable wakeSql;
     private final NamedSql.Bindable takeBackUnknownSql;
     private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
     private final NamedSql.Bindable retainedSql;
+    /**
+     * While rows are so large that the byte budget cuts claims, the next claim asks for one row more than the
+     * last one leased (the one more tells whether rows wait): asking for all the claim size allows would make
+     * the database read and convert rows only to leave them in line.
+     */
+    private int rowsThatFit = Integer.MAX_VALUE;
     /** Leases of earlier incarnations that end by then were taken before this one started (server clock). */
     private Timestamp takeoverUntil;
 
@@ -56,18 +85,22 @@ final class JdbcOutboxStore implements OutboxStore {
     JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, String taskOwner, String incarnation,
                     int taskCount, int taskIndex, long leaseMs, String fannedChannel, SharedTableGuard tableShare) {
         this(dataSource, table, quotedTable, OutboxColumns.DEFAULT, taskOwner, incarnation, taskCount, taskIndex, leaseMs,
-            fannedChannel, tableShare);
+            fannedChannel, tableShare, ClaimLimits.DEFAULT);
     }
 
-    /** @param columns the columns of the event's fields, spliced into the statements once, here */
+    /**
+     * @param columns the columns of the event's fields, spliced into the statements once, here
+     * @param limits  what a claim may read
+     */
     JdbcOutboxStore(DataSource dataSource, String table, String quotedTable, OutboxColumns columns, String taskOwner,
                     String incarnation, int taskCount, int taskIndex, long leaseMs, String fannedChannel,
-                    SharedTableGuard tableShare) {
+                    SharedTableGuard tableShare, ClaimLimits limits) {
         if (!incarnation.matches("[0-9a-f]+")) {
             throw new IllegalArgumentException("incarnation must be lowercase hex: " + incarnation);
         }
         this.dataSource = dataSource;
         this.table = table;
+        this.quotedTable = quotedTable;
         this.taskOwner = taskOwner;
         this.owner = taskOwner + "#" + incarnation;
         this.taskCount = taskCount;
@@ -75,10 +108,13 @@ final class JdbcOutboxStore implements OutboxStore {
         this.leaseMs = leaseMs;
         this.fannedChannel = fannedChannel;
         this.tableShare = tableShare;
+        this.limits = limits;
+        this.reader = new ClaimedRowReader(limits.maxRecordBytes());
         this.passSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
+        this.wakeSql = SQL.bindable("WakeTasks", quotedTable, columns::expand);
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
@@ -88,6 +124,22 @@ final class JdbcOutboxStore implements OutboxStore {
     @Override
     public String owner() {
         return owner;
+    }
+
+    /**
+     * The claim as the task sees it, after learning from it how many rows fit the byte budget. A claim that
+     * asked for fewer rows than the task wanted and found all of them says more may wait, as a full one does.
+     */
+    private Claim sized(List<ClaimedRow> rows, int found, long bytes, int asked, int limit) {
+        // rows left in line with half the budget read: cut by bytes (a retried row ends a batch too, rarely so big)
+        boolean cutByBytes = rows.size() < found && bytes > limits.maxClaimBytes() / 2;
+        rowsThatFit = cutByBytes ? rows.size() + 1 : Integer.MAX_VALUE;
+        return new Claim(rows, asked < limit && found == asked && !cutByBytes ? limit : found);
+    }
+
+    /** How many rows the next claim asks for when the task wants {@code limit}. */
+    int nextClaimAsksFor(int limit) {
+        return Math.min(limit, rowsThatFit);
     }
 
     /**
@@ -179,40 +231,41 @@ final class JdbcOutboxStore implements OutboxStore {
                 passSql.set(ps, "task", taskOwner);
                 passSql.set(ps, "task_count", taskCount);
                 passSql.set(ps, "task_index", taskIndex);
-                passSql.set(ps, "limit", pass.limit());
+                int asked = pass.limit() == 0 ? 0 : nextClaimAsksFor(pass.limit());
+                passSql.set(ps, "limit", asked);
                 passSql.set(ps, "lease_ms", leaseMs);
+                passSql.set(ps, "max_attempts", limits.maxAttempts());
+                passSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
+                passSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
                 passSql.set(ps, "watch", c.createArrayOf("text", pass.watch().toArray()));
                 passSql.set(ps, "capture", pass.capture());
                 try (ResultSet rs = ps.executeQuery()) {
-                    return read(rs, pass.limit());
+                    return read(rs, asked, pass.limit());
                 }
             }
         }
     }
 
-    private static PassResult read(ResultSet rs, int limit) throws SQLException {
+    /** Columns 1-15 are a claimed row (ClaimedRowReader), 16-19 the statement's results. */
+    private PassResult read(ResultSet rs, int asked, int limit) throws SQLException {
         rs.next(); // always one row: the statement's results, and the first claimed row if any
-        int stamped = rs.getInt(1);
-        List<String> running = strings(rs.getArray(3));
-        Array inProgress = rs.getArray(4);
+        int stamped = rs.getInt(16);
+        List<String> running = strings(rs.getArray(18));
+        Array inProgress = rs.getArray(19);
         List<String> captured = inProgress == null ? null : strings(inProgress);
-        List<ClaimedRow> rows = new ArrayList<>(Math.max(0, limit));
+        List<ClaimedRow> rows = new ArrayList<>(asked);
         int found = 0;
-        if (rs.getObject(5) != null) {
+        long bytes = 0;
+        if (rs.getObject(1) != null) {
             do {
-                String payload = rs.getString(9);
-                if (payload == null) {
-                    payload = "null"; // only a mapped, nullable payload column has NULLs: the JSON null
-                }
-                HeadersJson.Parsed headers = HeadersJson.parse(rs.getString(13));
-                rows.add(new ClaimedRow(
-                    rs.getLong(5), rs.getString(6), rs.getString(7), rs.getString(8), payload,
-                    rs.getTimestamp(10).getTime(), rs.getInt(11), rs.getString(12), ClaimedRow.utf8Length(payload),
-                    headers.type(), headers.keys(), headers.values(), rs.getBoolean(14), rs.getBoolean(15)));
-                found = rs.getInt(16);
+                ClaimedRow row = reader.read(rs);
+                rows.add(row);
+                bytes += row.rowBytes();
+                found = rs.getInt(12);
             } while (rs.next());
         }
-        return new PassResult(stamped, rows.isEmpty() ? Claim.NONE : new Claim(rows, found), running, captured);
+        Claim claim = rows.isEmpty() ? Claim.NONE : sized(rows, found, bytes, asked, limit);
+        return new PassResult(stamped, claim, running, captured);
     }
 
     private static List<String> strings(Array array) throws SQLException {
@@ -290,14 +343,28 @@ final class JdbcOutboxStore implements OutboxStore {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql.sql())) {
             poisonSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Poison::seq).toArray()));
             poisonSql.set(ps, "reasons", c.createArrayOf("text", rows.stream().map(Poison::reason).toArray()));
+            poisonSql.set(ps, "text_max", POISONED_TEXT_MAX_CHARS);
             List<PoisonedRow> out = new ArrayList<>(rows.size());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new PoisonedRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                        rs.getInt(5), rs.getTimestamp(6).getTime(), rs.getTimestamp(7).getTime(), rs.getString(8)));
+                    // read as the claim reads: a row poisoned because its text is not UTF-8 must not fail here
+                    boolean raw = rs.getBoolean(9);
+                    Timestamp occurredAt = rs.getTimestamp(6);
+                    out.add(new PoisonedRow(rs.getLong(1), ClaimedRowReader.lenient(rs.getBytes(2), raw),
+                        ClaimedRowReader.lenient(rs.getBytes(3), raw), ClaimedRowReader.lenient(rs.getBytes(4), raw),
+                        rs.getInt(5), occurredAt == null ? 0 : occurredAt.getTime(), rs.getTimestamp(7).getTime(),
+                        ClaimedRowReader.lenient(rs.getBytes(8), raw)));
                 }
             }
             return out;
+        }
+    }
+
+    @Override
+    public void wake(String channel) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(wakeSql.sql())) {
+            wakeSql.set(ps, "channel", channel);
+            ps.execute();
         }
     }
 
@@ -319,6 +386,7 @@ final class JdbcOutboxStore implements OutboxStore {
             takeBackUnknownSql.set(ps, "keep_attempt", c.createArrayOf("bigint", keepAttempt.toArray()));
             takeBackUnknownSql.set(ps, "owner", owner);
             takeBackUnknownSql.set(ps, "held", c.createArrayOf("bigint", held.toArray()));
+            takeBackUnknownSql.set(ps, "examine", UNKNOWN_LEASE_SCAN_ROWS);
             List<TakenBack> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -331,10 +399,13 @@ final class JdbcOutboxStore implements OutboxStore {
 
     @Override
     public Backlog backlog() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql.sql());
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return new Backlog(rs.getLong(1), rs.getLong(2));
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(backlogSql.sql())) {
+            backlogSql.set(ps, "exact_max", BACKLOG_EXACT_ROWS);
+            backlogSql.set(ps, "table", quotedTable);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Backlog(rs.getLong(1), rs.getLong(2));
+            }
         }
     }
 

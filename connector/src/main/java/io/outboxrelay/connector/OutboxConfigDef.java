@@ -84,6 +84,14 @@ final class OutboxConfigDef {
                     + " most outbox.batch.max.size x (outbox.max.inflight.batches + 1) rows. A value below"
                     + " outbox.batch.size keeps every claim at outbox.batch.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max batch size")
+            .define(BATCH_MAX_BYTES, Type.INT, DEFAULT_BATCH_MAX_BYTES, Range.atLeast(1_024), Importance.LOW,
+                "The most bytes one claim reads: a row counts its id, type, subject, payload and headers as text, and a"
+                    + " claim stops before the row that would pass this (its first row is claimed alone when larger;"
+                    + " a row larger than outbox.max.record.bytes is poisoned without being read). With the rows"
+                    + " limits above, this bounds a task's memory: it claims only while its rows in flight take less"
+                    + " than outbox.max.inflight.batches x this, so it holds at most outbox.max.inflight.batches + 1"
+                    + " times this (or of outbox.max.record.bytes, when larger) of row text.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max batch bytes")
             .define(LEASE_MS, Type.LONG, 60_000L, Range.atLeast(1_000), Importance.MEDIUM,
                 "How long a claimed row stays reserved for the claiming task. A row whose lease expires (its task"
                     + " died) is claimed again by any task; leases of rows still in flight are extended.",
@@ -129,6 +137,14 @@ final class OutboxConfigDef {
                     + " value's schema (about 1 KB), key and headers. Keep it below the producer's"
                     + " max.request.size.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max record bytes")
+            .define(TIMESTAMP_MAX_AHEAD_MS, Type.LONG, DEFAULT_TIMESTAMP_MAX_AHEAD_MS, Range.atLeast(0), Importance.LOW,
+                "A record's timestamp is its row's occurred_at, except where Kafka would refuse it: when occurred_at"
+                    + " is more than this ahead of the worker's clock (a Kafka 4 broker rejects timestamps more than"
+                    + " log.message.timestamp.after.max.ms ahead, 1 h by default) or before 1970 (Connect refuses"
+                    + " negative timestamps), the record carries the time it was made instead. The envelope's"
+                    + " occurred_at and the event.occurred_at header always keep the row's value. Keep it below the"
+                    + " topics' message.timestamp.after.max.ms. A row whose occurred_at is infinite is poisoned.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Max timestamp ahead (ms)")
             .define(MAX_INFLIGHT_BATCHES, Type.INT, 4, Range.between(1, 64), Importance.LOW,
                 "Claimed batches a task may have in flight (sent, not yet acknowledged and stamped).",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Max in-flight batches")

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -14,15 +15,18 @@ import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns claimed rows into one record per (row, matching subscription): key {@code subject}, timestamp
- * {@code occurred_at}, headers {@code event.id}, {@code event.type}, {@code subscription} plus the row's
+ * {@code occurred_at} (the time the record is made when Kafka would refuse that: {@link #recordTimestamp}), headers {@code event.id}, {@code event.type}, {@code subscription} plus the row's
  * own headers. The value is an {@code OutboxEvent} struct, or with a payload {@link RecordShape.ValueFormat}
  * the payload itself, the rest of the metadata then in headers. A coalescing subscription gets, per
  * subject within the batch, one record for the latest event that covers the earlier ones.
  */
 final class OutboxRecordFactory {
+    private static final Logger log = LoggerFactory.getLogger(OutboxRecordFactory.class);
     static final Schema KEY_SCHEMA = Schema.STRING_SCHEMA;
     static final Schema VALUE_SCHEMA = SchemaBuilder.struct()
         .name("io.outboxrelay.OutboxEvent")
@@ -41,15 +45,40 @@ final class OutboxRecordFactory {
     private final List<Subscription> subscriptions;
     private final Map<String, ?> sourcePartition;
     private final RecordShape shape;
+    private final Clock wallClock;
+    private final long timestampMaxAheadMs;
+    private boolean timestampReplacedLogged;
 
     OutboxRecordFactory(List<Subscription> subscriptions, String table) {
         this(subscriptions, table, RecordShape.ENVELOPE);
     }
 
     OutboxRecordFactory(List<Subscription> subscriptions, String table, RecordShape shape) {
+        this(subscriptions, table, shape, Clock.systemUTC(), OutboxSourceConnectorConfig.DEFAULT_TIMESTAMP_MAX_AHEAD_MS);
+    }
+
+    /**
+     * @param wallClock           the clock the broker's check of record timestamps is compared with
+     * @param timestampMaxAheadMs {@code outbox.timestamp.max.ahead.ms}
+     */
+    OutboxRecordFactory(List<Subscription> subscriptions, String table, RecordShape shape, Clock wallClock,
+                        long timestampMaxAheadMs) {
         this.subscriptions = subscriptions;
         this.sourcePartition = Map.of("outbox", table);
         this.shape = shape;
+        this.wallClock = wallClock;
+        this.timestampMaxAheadMs = timestampMaxAheadMs;
+    }
+
+    /**
+     * The record timestamp of a row: its occurred_at, unless Kafka would refuse that. Connect fails the task
+     * on a negative timestamp (before 1970; -1 means none) outside errors.tolerance, and a broker rejects one
+     * more than {@code log.message.timestamp.after.max.ms} ahead of its clock (1 h by default) after the send.
+     * Those rows' records carry {@code nowMs}, the time they are made; the event's own time stays in the
+     * envelope and the event.occurred_at header. An infinite occurred_at never gets here (RejectionRules).
+     */
+    static long recordTimestamp(long occurredAtMs, long nowMs, long maxAheadMs) {
+        return occurredAtMs < 0 || occurredAtMs - nowMs > maxAheadMs ? nowMs : occurredAtMs;
     }
 
     /** The row with one slot per subscription whose event types match; no slot when none does. */
@@ -70,6 +99,7 @@ final class OutboxRecordFactory {
      * subscription gets the subject's highest seq, its latest event.
      */
     void records(List<PendingRow> batch, List<SourceRecord> out) {
+        long now = wallClock.millis();
         List<PendingRow> inSeqOrder = new ArrayList<>(batch);
         inSeqOrder.sort(Comparator.comparingLong(PendingRow::seq));
         Map<String, Map<String, List<PendingRow>>> coalesceGroups = coalesceGroups(inSeqOrder);
@@ -77,7 +107,7 @@ final class OutboxRecordFactory {
             for (int slot = 0; slot < row.slotCount(); slot++) {
                 Subscription sub = row.subscriptionAt(slot);
                 if (!sub.coalesce()) {
-                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null));
+                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null, now));
                     continue;
                 }
                 List<PendingRow> group = coalesceGroups.get(sub.name()).get(row.row().subject());
@@ -97,7 +127,7 @@ final class OutboxRecordFactory {
                         slots[k++] = slotOf(covered, sub);
                     }
                 }
-                out.add(record(row, sub, rows, slots, seqs));
+                out.add(record(row, sub, rows, slots, seqs, now));
             }
         }
     }
@@ -127,8 +157,17 @@ final class OutboxRecordFactory {
     }
 
     private OutboxRecord record(PendingRow pending, Subscription sub, PendingRow[] rows, int[] slots,
-                                List<Long> coalescedSeqs) {
+                                List<Long> coalescedSeqs, long now) {
         ClaimedRow row = pending.row();
+        long timestamp = recordTimestamp(row.occurredAtMs(), now, timestampMaxAheadMs);
+        if (timestamp != row.occurredAtMs() && !timestampReplacedLogged) {
+            timestampReplacedLogged = true; // once per task: a writer whose clock is off would log every row
+            log.warn("Outbox row seq={} id={}: its occurred_at {} is before 1970 or more than {} ms"
+                + " (outbox.timestamp.max.ahead.ms) ahead of this worker's clock, which Kafka refuses as a record"
+                + " timestamp; its records carry the time they were made instead, and the envelope and the"
+                + " event.occurred_at header keep occurred_at. Further rows like it are not logged.", row.seq(),
+                row.id(), Instant.ofEpochMilli(row.occurredAtMs()), timestampMaxAheadMs);
+        }
         ConnectHeaders headers = new ConnectHeaders();
         headers.addString("event.id", row.id());
         headers.addString("event.type", row.type());
@@ -172,7 +211,7 @@ final class OutboxRecordFactory {
             }
         }
         return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
-            row.subject(), valueSchema, value, row.occurredAtMs(), headers, rows, slots);
+            row.subject(), valueSchema, value, timestamp, headers, rows, slots);
     }
 
     private static Struct envelope(ClaimedRow row, Subscription sub, List<Long> coalescedSeqs) {

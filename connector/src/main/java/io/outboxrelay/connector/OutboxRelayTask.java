@@ -8,7 +8,9 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -42,6 +44,7 @@ public class OutboxRelayTask extends SourceTask {
     private ClaimStep claims;
     private PoisonRecords poisonRecords;
     private RelayMaintenance maintenance;
+    private ExecutorService maintenanceThread;
     private PassFailures failures;
     private TaskMetricsRegistry metricsRegistry;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
@@ -80,15 +83,19 @@ public class OutboxRelayTask extends SourceTask {
         failures = new PassFailures(connector, backoff, now);
         RejectionRules rules = new RejectionRules(connector, backoff);
         poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
-        writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock);
+        writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock,
+            connector.listenEnabled() ? connector.notifyChannel() : null);
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         claims = new ClaimStep(store, held, writes,
-            new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape()), rules,
+            new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),
+                Clock.systemUTC(), connector.timestampMaxAheadMs()), rules,
             sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
         boolean tableWide = config.relayTaskIndex() == 0;
+        // only task 0 has table-wide rounds to run, beside its own thread
+        maintenanceThread = tableWide ? RelayMaintenance.thread(config.leaseOwner()) : null;
         maintenance = new RelayMaintenance(store, connector.retentionMs(), connector.retentionIntervalMs(), tableWide,
-            metrics, now);
+            metrics, now, tableWide ? maintenanceThread : Runnable::run);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
             metrics.gauges(held::inFlightCount, tableWide));
         metrics.claimSize(sizer.next(), 0);
@@ -206,7 +213,8 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     private boolean hasRoom() {
-        return held.inFlightCount() < sizer.batch() * config.connector().maxInflightBatches();
+        int batches = config.connector().maxInflightBatches();
+        return held.hasRoom(sizer.batch() * batches, (long) config.connector().batchMaxBytes() * batches);
     }
 
     @Override
@@ -226,6 +234,7 @@ public class OutboxRelayTask extends SourceTask {
             return;
         }
         metricsRegistry.close();
+        stopMaintenance();
         try {
             writes.settle();
         } catch (SQLException e) {
@@ -247,6 +256,21 @@ public class OutboxRelayTask extends SourceTask {
             backend.close();
         }
         log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());
+    }
+
+    /** A housekeeping round still running gets a moment to end before the pool it reads from closes. */
+    private void stopMaintenance() {
+        if (maintenanceThread == null) {
+            return;
+        }
+        maintenanceThread.shutdownNow();
+        try {
+            if (!maintenanceThread.awaitTermination(2, TimeUnit.SECONDS)) {
+                log.info("A housekeeping round (backlog probe or retention) was still running at stop; it is cut off");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     RelayMetrics metrics() {

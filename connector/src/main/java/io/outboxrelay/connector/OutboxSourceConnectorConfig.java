@@ -21,6 +21,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String TABLE = "outbox.table";
     public static final String BATCH_SIZE = "outbox.batch.size";
     public static final String BATCH_MAX_SIZE = "outbox.batch.max.size";
+    public static final String BATCH_MAX_BYTES = "outbox.batch.max.bytes";
     public static final String LEASE_MS = "outbox.lease.ms";
     public static final String MAX_ATTEMPTS = "outbox.max.attempts";
     public static final String BACKOFF_INITIAL_MS = "outbox.backoff.initial.ms";
@@ -33,6 +34,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String FANNED_CHANNEL = "outbox.fanned.channel";
     public static final String POISON_TOPIC = "outbox.poison.topic";
     public static final String MAX_RECORD_BYTES = "outbox.max.record.bytes";
+    public static final String TIMESTAMP_MAX_AHEAD_MS = "outbox.timestamp.max.ahead.ms";
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
     public static final String RETENTION_MS = "outbox.retention.ms";
     public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
@@ -55,6 +57,12 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
      * and two tasks make at most 2 x 1000 / it claims a second (docs/wakeup.md, bench/README.md "steady").
      */
     public static final long DEFAULT_LINGER_MS = 10;
+
+    /** Eight rows of outbox.max.record.bytes, or tens of thousands of events of a few hundred bytes. */
+    public static final int DEFAULT_BATCH_MAX_BYTES = 8 * 1024 * 1024;
+
+    /** Well inside the 1 h a Kafka 4 broker accepts by default, and wide of a writer's clock skew. */
+    public static final long DEFAULT_TIMESTAMP_MAX_AHEAD_MS = 300_000;
 
     /** The keys every config has, without the per-subscription ones. */
     public static final ConfigDef BASE_CONFIG_DEF = OutboxConfigDef.base();
@@ -103,6 +111,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
         return getInt(BATCH_MAX_SIZE);
     }
 
+    public int batchMaxBytes() {
+        return getInt(BATCH_MAX_BYTES);
+    }
+
     public Duration lease() {
         return Duration.ofMillis(getLong(LEASE_MS));
     }
@@ -149,6 +161,10 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public int maxRecordBytes() {
         return getInt(MAX_RECORD_BYTES);
+    }
+
+    public long timestampMaxAheadMs() {
+        return getLong(TIMESTAMP_MAX_AHEAD_MS);
     }
 
     public int maxInflightBatches() {

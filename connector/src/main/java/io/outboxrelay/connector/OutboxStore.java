@@ -38,6 +38,9 @@ interface OutboxStore {
     /** pending or leased -> poisoned; returns the rows this call poisoned. */
     List<PoisonedRow> poison(List<Poison> rows) throws SQLException;
 
+    /** Sends a NOTIFY on {@code channel}: rows given back are claimable, and every task listening claims at once. */
+    void wake(String channel) throws SQLException;
+
     /** leased -> leased: renews the leases of rows this incarnation holds. */
     void extend(Collection<Long> seqs) throws SQLException;
 

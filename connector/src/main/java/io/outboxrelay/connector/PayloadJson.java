@@ -20,15 +20,17 @@ final class PayloadJson {
     private PayloadJson() {
     }
 
+    /** What {@link #problem} says of the JSON null: its record would have a null value, a tombstone. */
+    static final String NULL = "the payload is JSON null";
+
     /**
      * Why {@link #parse} would fail on this payload (PostgreSQL's jsonb accepts nesting and number lengths
-     * beyond Jackson's limits), or null. Checked before a row is produced, so such a row is poisoned
-     * instead of failing the task.
+     * beyond Jackson's limits), {@link #NULL} when it would make a null value, or null. Checked before a row
+     * is produced, so such a row is poisoned instead of failing the task or deleting a key.
      */
     static String problem(String json) {
         try {
-            parse(json);
-            return null;
+            return parse(json) == null ? NULL : null;
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() instanceof JsonProcessingException j ? j : e;
             String message = cause instanceof JsonProcessingException j ? j.getOriginalMessage() : cause.getMessage();

@@ -17,12 +17,22 @@ final class PendingRow {
     private final AtomicReferenceArray<String> outcomes;
     private final AtomicInteger remaining;
     private volatile String failure;
+    /** The poll() that handed its records to Connect (HeldRows counts them); read on the producer's thread. */
+    private volatile long handedOutInPoll;
 
     PendingRow(ClaimedRow row, Subscription[] subscriptions) {
         this.row = row;
         this.subscriptions = subscriptions;
         this.outcomes = new AtomicReferenceArray<>(subscriptions.length);
         this.remaining = new AtomicInteger(subscriptions.length);
+    }
+
+    void handedOut(long poll) {
+        handedOutInPoll = poll;
+    }
+
+    long handedOutInPoll() {
+        return handedOutInPoll;
     }
 
     ClaimedRow row() {

@@ -6,8 +6,11 @@ import java.util.List;
 /**
  * Which rows must not be produced, and what becomes of a row whose records failed: the rules alone, as
  * pure logic. A row is poisoned when it was claimed more than {@code outbox.max.attempts} times, when
- * its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
- * would exceed {@code outbox.max.record.bytes}; a failed row is poisoned at its last attempt and otherwise
+ * the claim could not read it whole ({@link ClaimedRow#unreadable}: text that is not UTF-8, a NULL field, a
+ * row too large to read), when
+ * its {@code occurred_at} is infinite, when its {@code headers} is not a JSON object or sets a header the relay writes itself, or when its record
+ * would exceed {@code outbox.max.record.bytes}, or when {@code value.format=payload.json} cannot make a
+ * record of its payload or would make a tombstone of it (JSON null); a failed row is poisoned at its last attempt and otherwise
  * released with a backoff that doubles with its attempts.
  */
 final class RejectionRules {
@@ -22,8 +25,17 @@ final class RejectionRules {
     /** Why this claimed row must not be produced, or null when it may be. */
     String beforeProducing(ClaimedRow row) {
         if (row.attempts() > config.maxAttempts()) {
-            return claimedTooOften(row.attempts()) + "; the task failed or was stopped while delivering it each time"
+            return claimedTooOften(row.attempts()) + "; each time the task failed or was stopped while delivering it, or"
+                + " the claim's result was lost with the database connection"
                 + (row.lastError() == null ? "" : "; last error: " + row.lastError());
+        }
+        if (row.unreadable() != null) {
+            return row.unreadable();
+        }
+        if (!row.occurredAtFinite()) {
+            return "occurred_at is '" + (row.occurredAtMs() > 0 ? "" : "-") + "infinity', which is no point in time a"
+                + " record can carry (its timestamp, the envelope's occurred_at, event.occurred_at); set the row's"
+                + " occurred_at to when the event occurred, then SELECT events_requeue(" + row.seq() + ")";
         }
         if (row.headersType() != null && !"object".equals(row.headersType())) {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
@@ -39,6 +51,12 @@ final class RejectionRules {
         }
         if (config.recordShape().valueFormat() == RecordShape.ValueFormat.PAYLOAD_JSON) {
             String problem = PayloadJson.problem(row.payload());
+            if (PayloadJson.NULL.equals(problem)) {
+                return "the payload is JSON null, which value.format=payload.json would send as a null record value:"
+                    + " a tombstone, which deletes the key (the subject) on a compacted topic; the row is not sent."
+                    + " Write the event's payload (at least {}) into the row, then SELECT events_requeue(" + row.seq()
+                    + ")";
+            }
             if (problem != null) {
                 return "value.format=payload.json cannot turn the payload into a record (" + problem + ");"
                     + " simplify the payload or use value.format=payload, then SELECT events_requeue(" + row.seq()

@@ -40,7 +40,8 @@ interface RelayBackend extends AutoCloseable {
             JdbcOutboxStore.SESSION_SETUP);
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
-            connector.fannedChannel(), tableShare);
+            connector.fannedChannel(), tableShare, new JdbcOutboxStore.ClaimLimits(connector.maxAttempts(),
+                connector.maxRecordBytes(), connector.batchMaxBytes()));
         PostgresListener listener = null;
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,

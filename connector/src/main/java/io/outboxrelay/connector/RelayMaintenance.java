@@ -2,12 +2,20 @@ package io.outboxrelay.connector;
 
 import io.outboxrelay.common.PostgresErrorClassifier;
 import java.sql.SQLException;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
- * Periodic table-wide work beside the claim loop, on relay task 0's thread only (the other tasks skip
- * it): the backlog gauges (rows waiting, age of the oldest) and retention of fanned rows in small batches.
+ * Periodic table-wide work beside the claim loop, for relay task 0 only (the other tasks skip it): the
+ * backlog gauges (rows waiting, age of the oldest) and retention of fanned rows in small batches. It runs
+ * on an executor of its own ({@link #thread}), one round at a time: a round that takes longer than its
+ * interval on a huge table (a count, a retention scan) delays the next round, never a claim or a stamp.
  */
 final class RelayMaintenance {
     private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
@@ -23,30 +31,76 @@ final class RelayMaintenance {
     private final long retentionMs;
     private final long retentionIntervalMs;
     private final RelayMetrics metrics;
+    private final Executor executor;
+    /** No round is running: the task thread may start one. */
+    private final AtomicBoolean idle = new AtomicBoolean(true);
     private long nextBacklogAt;
     private long nextRetentionAt;
-    private boolean retentionDenied;
+    /** Written by a round: retention found a full batch (more is due at once), or may not delete. */
+    private volatile boolean retentionMore;
+    private volatile boolean retentionDenied;
 
+    /** @param executor where the rounds run: {@link #thread} for a task, the caller's thread in tests */
     RelayMaintenance(OutboxStore store, long retentionMs, long retentionIntervalMs, boolean tableWideTask,
-                     RelayMetrics metrics, long now) {
+                     RelayMetrics metrics, long now, Executor executor) {
         this.store = store;
         // one task of the connector does the table-wide work: the backlog gauges and retention
         this.tableWideTask = tableWideTask;
         this.retentionMs = tableWideTask ? retentionMs : 0;
         this.retentionIntervalMs = retentionIntervalMs;
         this.metrics = metrics;
+        this.executor = executor;
         this.nextBacklogAt = now + FIRST_BACKLOG_DELAY_MS;
         this.nextRetentionAt = now + FIRST_BACKLOG_DELAY_MS;
     }
 
     /**
-     * Probes the backlog and deletes a retention batch when due. Never throws: housekeeping that fails
-     * (a statement timeout on a large table, a lock timeout) is logged and tried again at its next
-     * interval, and must not stop the pass that claims and stamps rows.
+     * One thread, a daemon named after the task, with the task's MDC (its connector and task in every log
+     * line); {@code shutdownNow} it when the task stops.
+     */
+    static ExecutorService thread(String owner) {
+        Map<String, String> mdc = MDC.getCopyOfContextMap();
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(() -> {
+                if (mdc != null) {
+                    MDC.setContextMap(mdc);
+                }
+                r.run();
+            }, "outbox-relay-maintenance-" + owner);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Starts a round when the backlog probe or a retention batch is due and no round runs: task thread,
+     * O(1). A round never throws: housekeeping that fails (a statement timeout on a large table, a lock
+     * timeout) is logged and tried again at its next interval.
      */
     void run(long nowMs) {
-        if (tableWideTask && nowMs >= nextBacklogAt) {
+        boolean backlog = tableWideTask && nowMs >= nextBacklogAt;
+        boolean retention = retentionMs > 0 && !retentionDenied && (nowMs >= nextRetentionAt || retentionMore);
+        if (!(backlog || retention) || !idle.compareAndSet(true, false)) {
+            return;
+        }
+        if (backlog) {
             nextBacklogAt = nowMs + BACKLOG_INTERVAL_MS;
+        }
+        if (retention) {
+            nextRetentionAt = nowMs + retentionIntervalMs;
+            retentionMore = false;
+        }
+        executor.execute(() -> {
+            try {
+                round(backlog, retention);
+            } finally {
+                idle.set(true);
+            }
+        });
+    }
+
+    private void round(boolean backlog, boolean retention) {
+        if (backlog) {
             try {
                 probeBacklog();
             } catch (SQLException e) {
@@ -54,13 +108,10 @@ final class RelayMaintenance {
                     PostgresErrorClassifier.classify("Reading the outbox backlog", e).getMessage(), BACKLOG_INTERVAL_MS);
             }
         }
-        if (retentionMs > 0 && !retentionDenied && nowMs >= nextRetentionAt) {
-            nextRetentionAt = nowMs + retentionIntervalMs;
+        if (retention) {
             try {
-                // a full batch means more is due: come back on the next poll, otherwise at the interval
-                if (deleteRetainedBatch() == RETENTION_BATCH) {
-                    nextRetentionAt = nowMs;
-                }
+                // a full batch means more is due: come back at the next pass, otherwise at the interval
+                retentionMore = deleteRetainedBatch() == RETENTION_BATCH;
             } catch (SQLException e) {
                 log.warn("{}; retention tries again in {} ms, the relay is unaffected",
                     PostgresErrorClassifier.classify("Deleting fanned rows past outbox.retention.ms", e).getMessage(),

@@ -121,7 +121,8 @@ final class RelayMetrics {
         Map<String, Metric> m = new LinkedHashMap<>();
         if (tableWide) {
             m.put("backlog-rows", new Metric("Rows waiting to be fanned out (not fanned, not poisoned), table-wide;"
-                + " published by relay task 0 only; refreshed every 10 s; -1 until first read", backlog::get));
+                + " published by relay task 0 only; refreshed every 10 s; counted up to 100000, PostgreSQL's estimate"
+                + " above; -1 until first read", backlog::get));
             m.put("oldest-unfanned-age-ms", new Metric("Age of the oldest row waiting to be fanned out, table-wide;"
                 + " published by relay task 0 only; 0 when none", oldestAgeMs::get));
         }

@@ -24,9 +24,11 @@ final class RowWrites {
     private final ClaimPacer pacer;
     private final RelayMetrics metrics;
     private final Clock clock;
+    private final String wakeChannel;
 
+    /** @param wakeChannel the channel to NOTIFY after leases were given back at stop; null with LISTEN off */
     RowWrites(OutboxStore store, HeldRows held, RejectionRules rules, PoisonRecords poisonRecords,
-              ClaimPacer pacer, RelayMetrics metrics, Clock clock) {
+              ClaimPacer pacer, RelayMetrics metrics, Clock clock, String wakeChannel) {
         this.store = store;
         this.held = held;
         this.rules = rules;
@@ -34,6 +36,7 @@ final class RowWrites {
         this.pacer = pacer;
         this.metrics = metrics;
         this.clock = clock;
+        this.wakeChannel = wakeChannel;
     }
 
     /**
@@ -130,18 +133,28 @@ final class RowWrites {
 
     /**
      * At stop: lost claims given back, then every row still in flight released at once
-     * ({@link HeldRows#inFlightAtStop} says which keep their attempt). Their next owner delivers them
-     * again: a consumer may see them twice.
+     * ({@link AttemptAtStop} says which keep their attempt), and the tasks woken to claim them: a restarted
+     * incarnation that started before this one stopped is waiting. Their next owner delivers them again: a
+     * consumer may see them twice.
      */
     void releaseAtStop() throws SQLException {
+        boolean lostClaims = !held.claimsLostToGiveBack().isEmpty();
         giveBackLostClaims();
         List<OutboxStore.Release> inFlight = held.inFlightAtStop();
         if (!inFlight.isEmpty()) {
             store.release(inFlight);
             log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
-                + " of them, from the last batch Connect may not have sent, keep their attempt)", inFlight.size(),
+                + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
                 inFlight.stream().filter(r -> !r.returnAttempt()).count());
         }
         held.clearInFlight();
+        if ((lostClaims || !inFlight.isEmpty()) && wakeChannel != null) {
+            try {
+                store.wake(wakeChannel);
+            } catch (SQLException e) {
+                log.warn("Could not NOTIFY {} after giving leases back at stop ({}); the rows are claimed at the next"
+                    + " look or sweep", wakeChannel, e.getMessage());
+            }
+        }
     }
 }

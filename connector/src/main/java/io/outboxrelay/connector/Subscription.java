@@ -18,31 +18,42 @@ public record Subscription(String name, String topic, List<String> eventTypeGlob
     /** Whether an event of this type goes to this subscription. */
     public boolean matches(String eventType) {
         for (String glob : eventTypeGlobs) {
-            if (globMatches(glob, eventType, 0, 0)) {
+            if (globMatches(glob, eventType)) {
                 return true;
             }
         }
         return false;
     }
 
-    /** {@code *} matches any run of characters (dots included), {@code ?} exactly one. */
-    static boolean globMatches(String glob, String text, int g, int t) {
-        while (g < glob.length()) {
-            char c = glob.charAt(g);
-            if (c == '*') {
-                for (int k = t; k <= text.length(); k++) {
-                    if (globMatches(glob, text, g + 1, k)) {
-                        return true;
-                    }
-                }
+    /**
+     * {@code *} matches any run of characters (dots included), {@code ?} exactly one. Greedy, and on a
+     * mismatch only the last star takes one more character: an earlier star can never do better, since the
+     * last one absorbs anything. So a match costs at most the text's length times the glob's, whatever the
+     * type holds (a type is the writer's input, up to the size of a record).
+     */
+    static boolean globMatches(String glob, String text) {
+        int g = 0;
+        int t = 0;
+        int star = -1;
+        int starText = 0;
+        while (t < text.length()) {
+            boolean more = g < glob.length();
+            if (more && glob.charAt(g) == '*') {
+                star = g++;
+                starText = t;
+            } else if (more && (glob.charAt(g) == '?' || glob.charAt(g) == text.charAt(t))) {
+                g++;
+                t++;
+            } else if (star >= 0) {
+                g = star + 1;
+                t = ++starText;
+            } else {
                 return false;
             }
-            if (t >= text.length() || (c != '?' && c != text.charAt(t))) {
-                return false;
-            }
-            g++;
-            t++;
         }
-        return t == text.length();
+        while (g < glob.length() && glob.charAt(g) == '*') {
+            g++;
+        }
+        return g == glob.length();
     }
 }

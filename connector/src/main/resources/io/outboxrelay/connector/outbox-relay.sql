@@ -21,16 +21,22 @@ SET plan_cache_mode = force_generic_plan;
 -- for a row another claimer stamped first is still true).
 --
 -- The claim: a lease-committing claim of up to :limit rows first in line (seq order) in this task's share of
--- subjects (0: none). A row attempted before (a failed delivery, a crashed or killed task, a lost claim
--- result) is claimed alone when it is first in line, and otherwise ends the batch before it: a bad row is
--- retried alone and never holds back or poisons its batch neighbours, and a subject's rows still go out in
--- seq order. Rows an earlier incarnation of this task leased before this one started (:takeover_until: the
--- server's time at this incarnation's first claim plus its outbox.lease.ms, so a lease that ends later,
--- taken with a longer lease or after that claim, is waited for) are claimed without waiting for their lease
--- to expire; the attempt stays counted, they may have been in flight. Only rows in this task's share are
--- reached. An incarnation is lowercase hex, so a connector whose name extends this task's ('<task>#x', owners
--- '<task>#x-3#<hex>') never matches :task. Every row comes back with the number of rows the claim found in
--- line (:limit when more may wait).
+-- subjects (0: none), never one of the rows this statement stamps. A row attempted before (a failed
+-- delivery, a crashed or killed task, a lost claim result) is claimed alone when it is first in line, and
+-- otherwise ends the batch before it: a bad row is retried alone and never holds back or poisons its batch
+-- neighbours, and a subject's rows still go out in seq order. Rows an earlier incarnation of this task
+-- leased before this one started (:takeover_until: the server's time at this incarnation's first claim plus
+-- its outbox.lease.ms, so a lease that ends later, taken with a longer lease or after that claim, is waited
+-- for) are claimed without waiting for their lease to expire; the attempt stays counted, they may have been
+-- in flight. Only rows in this task's share are reached. An incarnation is lowercase hex, so a connector
+-- whose name extends this task's ('<task>#x', owners '<task>#x-3#<hex>') never matches :task. Every row
+-- comes back with the number of rows the claim found in line (:limit when more may wait).
+-- The claim is bounded by bytes too: a row's bytes are its id, type, subject, payload and headers as the
+-- text the task reads, and the rows in line are leased while their sum stays within :max_claim_bytes (the
+-- first always); the rest count as found, so the task claims again at once. A row the task must not
+-- produce anyway, because it is claimed more than :max_attempts times or its bytes alone pass
+-- :max_record_bytes (its record would be larger still), comes back without type, subject, payload and
+-- headers: the task poisons it without reading what may be megabytes.
 --
 -- The wake-up: of the transactions :watch, those still in progress in this statement's snapshot (the one
 -- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
@@ -38,8 +44,8 @@ SET plan_cache_mode = force_generic_plan;
 -- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
 -- above its xmax, and the newest writers may be there when nothing later has ended yet).
 --
--- The first row carries the statement's results (stamped, receipts sent, watch, in progress) and, like every
--- other, one claimed row; with nothing claimed it is the only row, its claimed columns null.
+-- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent,
+-- watch, in progress: 16-19); with nothing claimed there is one row, its claimed columns null.
 WITH s AS (
   UPDATE {table} e
      SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
@@ -50,7 +56,10 @@ st AS (SELECT count(*) AS stamped FROM s),
 rc AS (SELECT count(*) AS sent
          FROM (SELECT pg_notify(:channel, r) FROM st, unnest(:receipts::text[]) r WHERE st.stamped > 0) q),
 c AS (
-  SELECT seq, attempts, lease_until AS prev_lease FROM {table}
+  SELECT seq, attempts, lease_until AS prev_lease, COALESCE({col.payload}::text, 'null') AS payload,
+         {col.headers}::text AS headers,
+         octet_length({col.id}::text) + octet_length({col.type}::text) + octet_length({col.subject}::text) AS own_bytes
+    FROM {table}
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (lease_until IS NULL OR lease_until < now()
           OR (lease_until <= :takeover_until::timestamptz AND lease_owner <> :owner
@@ -63,18 +72,45 @@ c AS (
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
 h AS (SELECT min(seq) AS head, min(seq) FILTER (WHERE attempts > 0) AS cut, count(*) AS found FROM c),
-p AS (
-  SELECT c.seq, c.prev_lease, h.found FROM c, h
-   WHERE CASE WHEN h.cut = h.head THEN c.seq = h.head ELSE h.cut IS NULL OR c.seq < h.cut END),
+l AS (
+  SELECT c.seq, c.prev_lease, c.payload, c.headers, h.found, b.bytes, sum(b.bytes) OVER w AS running,
+         row_number() OVER w AS n
+    FROM c, h, LATERAL (SELECT c.own_bytes + octet_length(c.payload) + COALESCE(octet_length(c.headers), 0) AS bytes) b
+   WHERE CASE WHEN h.cut = h.head THEN c.seq = h.head ELSE h.cut IS NULL OR c.seq < h.cut END
+  WINDOW w AS (ORDER BY c.seq)),
+p AS (SELECT l.seq, l.prev_lease, l.payload, l.headers, l.found, l.bytes FROM l
+       WHERE l.n = 1 OR l.running <= :max_claim_bytes::bigint),
 u AS (
   UPDATE {table} e
      SET lease_owner = :owner, lease_until = now() + :lease_ms::bigint * interval '1 millisecond',
          attempts = e.attempts + 1
     FROM p
    WHERE e.seq = p.seq
-  RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, e.{col.payload} AS payload,
-            e.{col.headers} AS headers, e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error,
-            p.prev_lease, p.found),
+  RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, p.payload, p.headers,
+            e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error, p.prev_lease, p.found, p.bytes),
+-- headers come back as text and are split by the task (HeadersJson): splitting them here with
+-- jsonb_each per row cost about a sixth of the claim+stamp time on the database. Payload and headers are
+-- made text once, in c, where their bytes are counted. The task reads every text as bytes and decodes it
+-- itself (ClaimedRowReader): a row whose text is not UTF-8 is poisoned, never a failed claim. Only a
+-- SQL_ASCII database can hold such text, and it refuses to send it to a UTF8 client, so there (x.raw) the
+-- texts travel as the hex of their bytes.
+x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw),
+claimed AS (
+  SELECT u.seq, t.id, t.type, t.subject, t.payload, u.occurred_at, u.attempts, t.last_error, t.headers,
+         u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found, u.bytes, r.read, x.raw
+    FROM u CROSS JOIN x,
+         LATERAL (SELECT u.attempts <= :max_attempts::int AND u.bytes <= :max_record_bytes::bigint AS read) r,
+         LATERAL (SELECT CASE WHEN x.raw THEN encode(convert_to(v.id, 'SQL_ASCII'), 'hex') ELSE v.id END AS id,
+                         CASE WHEN x.raw THEN encode(convert_to(v.type, 'SQL_ASCII'), 'hex') ELSE v.type END AS type,
+                         CASE WHEN x.raw THEN encode(convert_to(v.subject, 'SQL_ASCII'), 'hex') ELSE v.subject END AS subject,
+                         CASE WHEN x.raw THEN encode(convert_to(v.payload, 'SQL_ASCII'), 'hex') ELSE v.payload END AS payload,
+                         CASE WHEN x.raw THEN encode(convert_to(v.headers, 'SQL_ASCII'), 'hex') ELSE v.headers END AS headers,
+                         CASE WHEN x.raw THEN encode(convert_to(v.last_error, 'SQL_ASCII'), 'hex') ELSE v.last_error END
+                           AS last_error
+                    FROM (SELECT u.id::text AS id, CASE WHEN r.read THEN u.type::text END AS type,
+                                 CASE WHEN r.read THEN u.subject::text END AS subject,
+                                 CASE WHEN r.read THEN u.payload END AS payload,
+                                 CASE WHEN r.read THEN u.headers END AS headers, u.last_error) v) t),
 w AS (
   SELECT ARRAY(SELECT x FROM unnest(:watch::text[]) x
                 WHERE NOT pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) AS running,
@@ -83,13 +119,11 @@ w AS (
                          UNION ALL
                          SELECT g::text FROM generate_series(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
                                                              pg_current_xact_id()::text::bigint - 1) g) END AS in_progress)
--- headers come back as text and are split by the task (HeadersJson): splitting them here with
--- jsonb_each per row cost about a sixth of the claim+stamp time on the database.
-SELECT st.stamped, rc.sent, w.running, w.in_progress,
-       u.seq, u.id::text, u.type, u.subject, u.payload::text, u.occurred_at, u.attempts, u.last_error,
-       u.headers::text, u.prev_lease < now() AS lease_expired, u.prev_lease >= now() AS taken_over, u.found
-  FROM st CROSS JOIN rc CROSS JOIN w LEFT JOIN u ON true
- ORDER BY u.seq;
+SELECT k.seq, k.id, k.type, k.subject, k.payload, k.occurred_at, k.attempts, k.last_error, k.headers,
+       k.lease_expired, k.taken_over, k.found, k.bytes, k.read, k.raw,
+       st.stamped, rc.sent, w.running, w.in_progress
+  FROM st CROSS JOIN rc CROSS JOIN w LEFT JOIN claimed k ON true
+ ORDER BY k.seq;
 
 -- name: TakeoverHorizon
 -- At a task's start: leases an earlier incarnation took until now end no later than this.
@@ -108,19 +142,35 @@ UPDATE {table} e
  WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL AND e.lease_owner = :owner;
 
 -- name: PoisonRows
--- seqs[i] is poisoned with reasons[i].
-UPDATE {table} e
-   SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-  FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
- WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
-RETURNING e.seq, e.{col.id}::text, e.{col.type}, e.{col.subject}, e.attempts, e.{col.occurred_at},
-          e.poisoned_at, e.last_error;
+-- seqs[i] is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
+-- type and subject cut at :text_max characters, and every text as ClaimRows sends it (hex of its bytes in a
+-- SQL_ASCII database, which refuses to send text that is not UTF-8).
+WITH p AS (
+  UPDATE {table} e
+     SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+    FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
+   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+  RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
+            left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
+            e.poisoned_at, e.last_error),
+x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw)
+SELECT p.seq, CASE WHEN x.raw THEN encode(convert_to(p.id, 'SQL_ASCII'), 'hex') ELSE p.id END,
+       CASE WHEN x.raw THEN encode(convert_to(p.type, 'SQL_ASCII'), 'hex') ELSE p.type END,
+       CASE WHEN x.raw THEN encode(convert_to(p.subject, 'SQL_ASCII'), 'hex') ELSE p.subject END, p.attempts,
+       p.occurred_at, p.poisoned_at, CASE WHEN x.raw THEN encode(convert_to(p.last_error, 'SQL_ASCII'), 'hex') ELSE p.last_error END,
+       x.raw
+  FROM p CROSS JOIN x;
 
 -- name: ExtendLeases
 -- Keeps the rows a task holds reserved.
 UPDATE {table}
    SET lease_until = now() + :lease_ms::bigint * interval '1 millisecond'
  WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL;
+
+-- name: WakeTasks
+-- After a stop gave leases back: every task listening claims at once, as after a writer's NOTIFY, instead
+-- of leaving those rows to the sweep (a restarted task that started before the old one stopped waits).
+SELECT pg_notify(:channel, '');
 
 -- name: ReleaseUnknownLeases
 -- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit
@@ -129,21 +179,36 @@ UPDATE {table}
 -- the task passes: rows whose attempt it returned once already keep it, so a batch whose claim keeps
 -- losing its result is not claimed again as fresh rows forever but retried one row at a time, counting
 -- attempts (the task poisons a row whose count passes outbox.max.attempts this way: it is never read).
--- :keep_attempt are those seqs, :held the rows the task knows it holds.
-UPDATE {table}
+-- :keep_attempt are those seqs, :held the rows the task knows it holds. Claims take rows from the head of
+-- the line, so the lost rows are among its first :examine rows: only those are read (no index can find a
+-- lease owner without making every claim's lease update a non-HOT one), and a recovery after a failure
+-- stays cheap however long the line. A lost row further back keeps its lease until it expires.
+UPDATE {table} e
    SET lease_owner = NULL, lease_until = NULL,
-       attempts = CASE WHEN seq = ANY(:keep_attempt::bigint[]) THEN attempts ELSE GREATEST(attempts - 1, 0) END
- WHERE lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL
-   AND NOT (seq = ANY(:held::bigint[]))
-RETURNING seq, attempts;
+       attempts = CASE WHEN e.seq = ANY(:keep_attempt::bigint[]) THEN e.attempts ELSE GREATEST(e.attempts - 1, 0) END
+  FROM (SELECT w.seq FROM (SELECT seq, lease_owner FROM {table}
+                            WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
+                            ORDER BY seq LIMIT :examine) w
+         WHERE w.lease_owner = :owner AND NOT (w.seq = ANY(:held::bigint[]))) x
+ WHERE e.seq = x.seq AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+RETURNING e.seq, e.attempts;
 
 -- name: Backlog
--- Rows waiting to be fanned out (capped so a huge backlog stays cheap to count) and the age of the
--- oldest one, both from the claim's partial index.
-SELECT (SELECT count(*) FROM (SELECT 1 FROM {table}
-                                WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT 10000000) b),
+-- Rows waiting to be fanned out and the age of the oldest one, from the claim's partial index. Rows are
+-- counted up to :exact_max only; beyond, the count is PostgreSQL's estimate for the claim's partial index
+-- (pg_class.reltuples, which VACUUM and ANALYZE keep), so the probe stays cheap at any backlog. :table is
+-- the quoted table name, as text.
+SELECT CASE WHEN b.n < :exact_max THEN b.n
+            ELSE GREATEST(b.n, (SELECT max(c.reltuples)::bigint
+                                  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                                 WHERE i.indrelid = :table::regclass
+                                   AND pg_get_expr(i.indpred, i.indrelid) IN
+                                       ('((fanned_out_at IS NULL) AND (poisoned_at IS NULL))',
+                                        '((poisoned_at IS NULL) AND (fanned_out_at IS NULL))'))) END,
        (SELECT (EXTRACT(EPOCH FROM now() - {col.occurred_at}) * 1000)::bigint FROM {table}
-         WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1);
+         WHERE fanned_out_at IS NULL AND poisoned_at IS NULL ORDER BY seq LIMIT 1)
+  FROM (SELECT count(*) AS n FROM (SELECT 1 FROM {table}
+                                    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL LIMIT :exact_max) q) b;
 
 -- name: DeleteRetained
 -- Retention: one small batch of fanned rows older than the cutoff. SKIP LOCKED keeps it off rows a

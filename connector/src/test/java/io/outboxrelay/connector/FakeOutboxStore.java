@@ -8,6 +8,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -29,6 +31,8 @@ final class FakeOutboxStore implements OutboxStore {
         String lastError;
         String fanout;
         String poisonReason;
+        /** Its text's bytes, as ClaimRows counts them. */
+        long bytes = 2;
 
         Row(long seq, String type, String subject) {
             this.seq = seq;
@@ -48,12 +52,15 @@ final class FakeOutboxStore implements OutboxStore {
     final List<Pass> passes = new ArrayList<>();
     /** The transactions the test says are in progress (xids as text), as a claim's snapshot sees them. */
     final java.util.Set<String> inProgress = new java.util.LinkedHashSet<>();
+    /** The channels {@link #wake} notified, in order. */
+    final List<String> wakes = new ArrayList<>();
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
     private final LongSupplier clock;
     private static final String EARLIER_INCARNATION = "relay-0#0";
     private final String owner = "relay-0#1";
     private final long leaseMs;
     private boolean loseNextClaimResult;
+    private long maxClaimBytes = Long.MAX_VALUE;
     private long takeoverUntil = Long.MIN_VALUE;
     private FakeWakeupFlag flag;
 
@@ -74,6 +81,11 @@ final class FakeOutboxStore implements OutboxStore {
     void failNext(String operation, String sqlState) {
         failures.computeIfAbsent(operation, k -> new ArrayDeque<>())
             .add(new SQLException("test: " + operation + " failed", sqlState));
+    }
+
+    /** As ClaimRows' :max_claim_bytes: a claim stops before the row that would take it past this. */
+    void maxClaimBytes(long bytes) {
+        maxClaimBytes = bytes;
     }
 
     void loseNextClaimResult() {
@@ -121,17 +133,19 @@ final class FakeOutboxStore implements OutboxStore {
             }
         }
         List<ClaimedRow> out = new ArrayList<>();
+        long bytes = 0;
         for (Row r : line) {
-            if (r.attempts > 0 && !out.isEmpty()) {
+            if (r.attempts > 0 && !out.isEmpty() || !out.isEmpty() && bytes + r.bytes > maxClaimBytes) {
                 break;
             }
+            bytes += r.bytes;
             boolean expired = r.leaseOwner != null && r.leaseUntil < now;
             boolean takenOver = r.leaseOwner != null && !expired;
             r.leaseOwner = owner;
             r.leaseUntil = now + leaseMs;
             r.attempts++;
             out.add(new ClaimedRow(r.seq, "id-" + r.seq, r.type, r.subject, "{}", 0L, r.attempts, r.lastError, 2,
-                null, null, null, expired, takenOver));
+                null, null, null, expired, takenOver, r.bytes, null));
             if (r.attempts > 1) {
                 break;
             }
@@ -231,9 +245,25 @@ final class FakeOutboxStore implements OutboxStore {
         return out;
     }
 
+    /** Backlog probes asked for so far; with {@link #backlogWaits} set, each waits for it first. */
+    final AtomicInteger backlogProbes = new AtomicInteger();
+    volatile CountDownLatch backlogWaits;
+
     @Override
-    public Backlog backlog() {
-        return new Backlog(rows.values().stream().filter(Row::pending).count(), 0);
+    public Backlog backlog() throws SQLException {
+        backlogProbes.incrementAndGet();
+        CountDownLatch latch = backlogWaits;
+        if (latch != null) {
+            try {
+                latch.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("test: interrupted", e);
+            }
+        }
+        synchronized (this) {
+            return new Backlog(rows.values().stream().filter(Row::pending).count(), 0);
+        }
     }
 
     @Override
@@ -244,6 +274,12 @@ final class FakeOutboxStore implements OutboxStore {
     @Override
     public String tableShareConflict() {
         return null;
+    }
+
+    @Override
+    public void wake(String channel) throws SQLException {
+        maybeFail("wake");
+        wakes.add(channel);
     }
 
     @Override

@@ -240,6 +240,22 @@ class JdbcOutboxStoreIT {
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
     }
 
+    @Test
+    void wakingTheTasksNotifiesTheirChannel() throws Exception {
+        try (Connection listener = db.connect()) {
+            try (Statement st = listener.createStatement()) {
+                st.execute("LISTEN outbox_events");
+            }
+            claimer("wake-0", 60_000).wake("outbox_events");
+            List<String> received = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                received.addAll(notifications(listener));
+                return !received.isEmpty();
+            });
+            assertThat(received).containsExactly("");
+        }
+    }
+
     /** The payloads of the notifications {@code listener} received since the last call. */
     static List<String> notifications(Connection listener) throws SQLException {
         try (Statement st = listener.createStatement()) {

@@ -26,7 +26,8 @@ class OutboxColumnsTest {
     void anExistingConfigReadsTheColumnsOfOutboxSql() {
         assertThat(config().columns()).isEqualTo(OutboxColumns.DEFAULT);
         assertThat(claim(OutboxColumns.DEFAULT)).contains("hashtext(\"subject\"::text)")
-            .contains("e.\"payload\" AS payload", "e.\"headers\" AS headers", "e.\"occurred_at\" AS occurred_at");
+            .contains("COALESCE(\"payload\"::text, 'null') AS payload", "\"headers\"::text AS headers",
+                "e.\"occurred_at\" AS occurred_at");
     }
 
     @Test
@@ -36,7 +37,7 @@ class OutboxColumnsTest {
         assertThat(columns).isEqualTo(DEBEZIUM);
         assertThat(columns.hasHeaders()).isFalse();
         assertThat(claim(columns)).contains("hashtext(\"aggregateid\"::text)", "e.\"aggregateid\" AS subject")
-            .contains("NULL::jsonb AS headers").doesNotContain("e.NULL").doesNotContain("\"subject\"");
+            .contains("NULL::jsonb::text AS headers").doesNotContain("e.NULL").doesNotContain("\"subject\"");
     }
 
     @Test

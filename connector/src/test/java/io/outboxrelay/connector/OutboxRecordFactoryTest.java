@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,11 @@ class OutboxRecordFactoryTest {
             "object", new String[] {"traceparent"}, new String[] {"00-abc-01"}, false);
     }
 
+    private static ClaimedRow occurredAt(long seq, long occurredAtMs) {
+        return new ClaimedRow(seq, "id-" + seq, "supplier.connected", "supplier:" + seq, "{}", occurredAtMs, 1, null, 2,
+            null, null, null, false);
+    }
+
     private static List<SourceRecord> build(List<Subscription> subs, List<PendingRow> pending, ClaimedRow... rows) {
         OutboxRecordFactory f = new OutboxRecordFactory(subs, "events");
         for (ClaimedRow r : rows) {
@@ -40,6 +46,31 @@ class OutboxRecordFactoryTest {
         List<SourceRecord> out = new ArrayList<>();
         f.records(pending, out);
         return out;
+    }
+
+    /**
+     * A record's timestamp is occurred_at only where Kafka takes it: Connect refuses a negative one (before
+     * 1970) outside errors.tolerance, and a broker rejects one more than log.message.timestamp.after.max.ms
+     * (1 h) ahead, after the send. Such a row's records carry the time they were made; the envelope and
+     * the event.occurred_at header keep the event's own time.
+     */
+    @Test
+    void aTimestampKafkaWouldRefuseBecomesTheTimeTheRecordIsMadeWhileTheEnvelopeKeepsOccurredAt() {
+        long before = System.currentTimeMillis();
+        long y1900 = Instant.parse("1900-01-01T00:00:00Z").toEpochMilli();
+        long twoHoursAhead = before + 7_200_000;
+        long aMinuteAhead = before + 60_000;
+        List<SourceRecord> records = build(List.of(WEBHOOKS), new ArrayList<>(), occurredAt(1, y1900),
+            occurredAt(2, twoHoursAhead), occurredAt(3, aMinuteAhead), occurredAt(4, 0), occurredAt(5, -1));
+        long after = System.currentTimeMillis();
+
+        assertThat(records.get(0).timestamp()).isBetween(before, after);
+        assertThat(records.get(1).timestamp()).isBetween(before, after);
+        assertThat(records.get(2).timestamp()).as("a little ahead: the writer's clock").isEqualTo(aMinuteAhead);
+        assertThat(records.get(3).timestamp()).as("the epoch itself is a timestamp").isZero();
+        assertThat(records.get(4).timestamp()).as("-1 is Kafka's 'no timestamp'").isBetween(before, after);
+        assertThat(((Struct) records.get(0).value()).get("occurred_at")).isEqualTo(new java.util.Date(y1900));
+        assertThat(((Struct) records.get(1).value()).get("occurred_at")).isEqualTo(new java.util.Date(twoHoursAhead));
     }
 
     @Test

@@ -2,12 +2,16 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.testsupport.MutableClock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -16,6 +20,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The relay loop's decisions on an in-memory table and the test's clock: acknowledged rows are stamped,
@@ -141,6 +146,164 @@ class OutboxRelayTaskTest {
         assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.leaseOwner).isNull());
         assertThat(store.row(1).attempts).isZero();
         assertThat(store.row(3).attempts).isEqualTo(1);
+    }
+
+    /**
+     * Claims are bounded by bytes as well as rows: a task claims only while its rows in flight take less than
+     * outbox.max.inflight.batches x outbox.batch.max.bytes, whatever the row limits allow.
+     */
+    @Test
+    void aTaskClaimsOnlyWhileItsRowsInFlightTakeLessThanItsInFlightBatchesOfBytes() throws Exception {
+        for (long seq = 1; seq <= 10; seq++) {
+            store.insert(seq, "s" + seq);
+            store.row(seq).bytes = 600;
+        }
+        store.maxClaimBytes(1_024);
+        start(Map.of("outbox.batch.size", "10", "outbox.batch.max.bytes", "1024", "outbox.max.inflight.batches", "2"));
+        List<SourceRecord> first = task.poll();
+        assertThat(seqs(first)).containsExactly(1L);
+        assertThat(seqs(task.poll())).containsExactly(2L);
+        assertThat(seqs(task.poll())).containsExactly(3L);
+        assertThat(seqs(task.poll())).containsExactly(4L);
+        assertThat(task.poll()).as("2400 bytes in flight, 2048 allowed").isNull();
+
+        task.commitRecord(first.get(0), at(1));
+        assertThat(seqs(task.poll())).as("an acknowledgement made room").containsExactly(5L);
+    }
+
+    /** The row's release at the last stop: whether its attempt was returned, and the error it keeps. */
+    private OutboxStore.Release releasedAtStop(long seq) {
+        return store.releases.get(store.releases.size() - 1).stream().filter(r -> r.seq() == seq).findFirst()
+            .orElseThrow();
+    }
+
+    /**
+     * Under errors.tolerance=none a record the broker rejects fails the task after a later poll, and Connect
+     * never tells the task which record it was. Records handed out with or after the row's were acknowledged:
+     * the producer delivered past it, so it is what failed, and it keeps its attempt (it used to get it back,
+     * and every restart met it again as a fresh row).
+     */
+    @Test
+    void aStopKeepsTheAttemptOfARowWhoseRecordsWerePassedOverByAcknowledgedOnes() throws Exception {
+        for (long seq = 1; seq <= 3; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+        start(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1"));
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        assertThat(seqs(task.poll())).containsExactly(2L);
+        List<SourceRecord> third = task.poll();
+        task.commitRecord(third.get(0), at(3));
+        assertThat(task.poll()).isNull();
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+
+        assertThat(releasedAtStop(1).returnAttempt()).isFalse();
+        assertThat(releasedAtStop(1).error()).contains("acknowledged").contains("rejected");
+        assertThat(releasedAtStop(2).returnAttempt()).isFalse();
+        assertThat(store.row(1).attempts).isEqualTo(1);
+        assertThat(store.row(3).fanout).as("stamped").isNotNull();
+    }
+
+    /** The negative control: nothing was acknowledged (the broker is down), so no row is to blame. */
+    @Test
+    void aStopWithNothingAcknowledgedGivesEveryAttemptBack() throws Exception {
+        for (long seq = 1; seq <= 3; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+        start(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1"));
+        task.poll();
+        task.poll();
+        task.poll();
+        assertThat(task.poll()).isNull();
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+
+        assertThat(store.releases.get(store.releases.size() - 1)).hasSize(3)
+            .allSatisfy(r -> assertThat(r.returnAttempt()).isTrue());
+        assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.attempts).isZero());
+    }
+
+    /**
+     * A row that failed before is retried alone; when the broker rejects it again and nothing was handed out
+     * after it, nothing can be acknowledged past it either. Being the last row handed out, it keeps its
+     * attempt, so a rejected row reaches poisoning in a quiet share too. The controls: with a row handed out
+     * after it, or when the last row handed out is a fresh one (a graceful stop while the broker is down),
+     * the attempt comes back.
+     */
+    @Test
+    void aStopKeepsTheAttemptOfARetriedRowThatWasTheLastHandedOut() throws Exception {
+        store.insert(1, "s1");
+        store.row(1).attempts = 1;
+        start(Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        assertThat(task.poll()).isNull();
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+        assertThat(releasedAtStop(1).returnAttempt()).isFalse();
+        assertThat(releasedAtStop(1).error()).contains("retried");
+        assertThat(store.row(1).attempts).isEqualTo(2);
+
+        store.insert(2, "s2");
+        start(Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        assertThat(seqs(task.poll())).as("the row behind it follows at once").containsExactly(2L);
+        assertThat(task.poll()).isNull();
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+        assertThat(releasedAtStop(1).returnAttempt()).as("a row was handed out after it").isTrue();
+        assertThat(releasedAtStop(2).returnAttempt()).as("fresh, nothing acknowledged: the broker may be down")
+            .isTrue();
+        assertThat(store.row(1).attempts).isEqualTo(2);
+    }
+
+    /** Rows given back at a stop are claimable at once: the other tasks (or this one's next incarnation) are woken. */
+    @Test
+    void leasesGivenBackAtAStopWakeTheOtherTasks() throws Exception {
+        store.withWakeupFlag();
+        store.insert(1, "a");
+        start(Map.of("outbox.listen.enabled", "true"));
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        task.stop();
+        task = null;
+        assertThat(store.wakes).containsExactly("outbox_events");
+
+        store.row(1).fanout = "{}"; // nothing in flight at the next stop: nobody to wake
+        start(Map.of("outbox.listen.enabled", "true"));
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+        assertThat(store.wakes).hasSize(1);
+    }
+
+    /**
+     * The backlog probe counts a table-wide backlog, which at tens of millions of rows takes longer than its
+     * interval: it runs beside the task's thread, one probe at a time, and never holds up a claim. Before, it
+     * ran inline in task 0's pass, which then did little but count.
+     */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aBacklogProbeSlowerThanItsIntervalHoldsUpNoClaim() throws Exception {
+        CountDownLatch probeEnds = new CountDownLatch(1);
+        store.backlogWaits = probeEnds;
+        store.insert(1, "a");
+        start(Map.of());
+        clock.advance(RelayMaintenance.FIRST_BACKLOG_DELAY_MS);
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.backlogProbes.get() == 1); // on its own thread
+        for (long seq = 2; seq <= 4; seq++) {
+            store.insert(seq, "s" + seq);
+            clock.advance(RelayMaintenance.BACKLOG_INTERVAL_MS);
+            assertThat(seqs(task.poll())).as("claimed while the probe runs").containsExactly(seq);
+        }
+        assertThat(store.backlogProbes).as("one probe at a time").hasValue(1);
+
+        probeEnds.countDown();
+        await().atMost(Duration.ofSeconds(10))
+            .until(() -> task.metrics().backlog.get() >= 0);
     }
 
     @Test

@@ -14,6 +14,12 @@ class RejectionRulesTest {
 
     private static final RejectionRules RULES = new RejectionRules(CONFIG, new Backoff(1, 2));
 
+    private static RejectionRules payloadJsonRules() {
+        return new RejectionRules(new OutboxSourceConnectorConfig(Map.of(
+            "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks",
+            "value.format", "payload.json")), new Backoff(1, 2));
+    }
+
     private static ClaimedRow rowWithHeader(String key) {
         return new ClaimedRow(12, "id-12", "order.created", "order:1", "{}", 0L, 1, null, 2, "object",
             new String[] {"traceparent", key}, new String[] {"00-ab-01", "forged"}, false);
@@ -35,9 +41,7 @@ class RejectionRulesTest {
     @ParameterizedTest
     @ValueSource(strings = {"deep", "long-number"})
     void aPayloadPayloadJsonCannotTurnIntoARecordIsRejectedNotLeftToFailTheTask(String kind) {
-        RejectionRules rules = new RejectionRules(new OutboxSourceConnectorConfig(Map.of(
-            "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks",
-            "value.format", "payload.json")), new Backoff(1, 2));
+        RejectionRules rules = payloadJsonRules();
         // both are valid jsonb, beyond what Jackson reads by default
         String payload = kind.equals("deep") ? "[".repeat(1_200) + "]".repeat(1_200) : "{\"n\": 1" + "0".repeat(1_100) + "}";
         ClaimedRow row = new ClaimedRow(13, "id-13", "order.created", "order:1", payload, 0L, 1, null, payload.length(),
@@ -46,5 +50,26 @@ class RejectionRulesTest {
         assertThat(RULES.beforeProducing(row)).as("the envelope carries the payload as text: no limit").isNull();
         assertThat(rules.beforeProducing(new ClaimedRow(14, "id-14", "order.created", "order:1", "{\"n\": [1, 2]}", 0L,
             1, null, 14, null, null, null, false))).isNull();
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {Long.MAX_VALUE, Long.MIN_VALUE})
+    void aRowWhoseOccurredAtIsInfiniteIsRejectedWithTheFix(long infinity) {
+        ClaimedRow row = new ClaimedRow(15, "id-15", "order.created", "order:1", "{}", infinity, 1, null, 2, null, null,
+            null, false);
+        assertThat(RULES.beforeProducing(row)).contains("occurred_at").contains("infinity")
+            .contains("events_requeue(15)");
+    }
+
+    /** A null record value is a tombstone: on a compacted topic it deletes the subject's key. */
+    @ParameterizedTest
+    @ValueSource(strings = {"null", " null "})
+    void aJsonNullPayloadIsNeverSentAsANullValue(String payload) {
+        RejectionRules rules = payloadJsonRules();
+        ClaimedRow row = new ClaimedRow(16, "id-16", "order.created", "order:1", payload, 0L, 1, null, 4, null, null,
+            null, false);
+        assertThat(rules.beforeProducing(row)).contains("JSON null").contains("tombstone")
+            .contains("events_requeue(16)");
+        assertThat(RULES.beforeProducing(row)).as("the envelope carries the text null").isNull();
     }
 }

@@ -43,7 +43,8 @@ class RelayMaintenanceIT {
         db.execute("UPDATE events SET occurred_at = now() - interval '5 hours' WHERE seq > 2310"); // waiting, old
 
         RelayMetrics metrics = new RelayMetrics();
-        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED);
+        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED,
+            Runnable::run);
         maintenance.run(0);             // first batch of 1000, and the backlog
         maintenance.run(1);             // a full batch: continues at once
         maintenance.run(2);
@@ -73,7 +74,8 @@ class RelayMaintenanceIT {
             """);
         try {
             RelayMetrics metrics = new RelayMetrics();
-            RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED);
+            RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, STARTED,
+                Runnable::run);
             maintenance.run(0); // must not throw: the pass that called it goes on to claim and stamp
             assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
 
@@ -94,7 +96,8 @@ class RelayMaintenanceIT {
         db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'"
             + " WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT 4)");
         RelayMetrics metrics = new RelayMetrics();
-        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, 5_000);
+        RelayMaintenance maintenance = new RelayMaintenance(store(), 3_600_000, 60_000, true, metrics, 5_000,
+            Runnable::run);
         maintenance.run(5_999);
         assertThat(metrics.backlog.get()).as("not read yet").isEqualTo(-1);
         assertThat(db.queryLong("SELECT count(*) FROM events")).as("nothing deleted yet").isEqualTo(10);
@@ -109,7 +112,7 @@ class RelayMaintenanceIT {
         db.insertEvents(10, 1, "t.a");
         db.execute("UPDATE events SET fanned_out_at = now() - interval '2 hours', fanout = '{}'");
         RelayMetrics metrics = new RelayMetrics();
-        new RelayMaintenance(store(), 60_000, 60_000, false, metrics, STARTED).run(0);
+        new RelayMaintenance(store(), 60_000, 60_000, false, metrics, STARTED, Runnable::run).run(0);
         assertThat(db.queryLong("SELECT count(*) FROM events")).isEqualTo(10);
         assertThat(metrics.backlog.get()).as("not read: task 0 publishes the table-wide gauges").isEqualTo(-1);
     }

@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class SubscriptionTest {
     private static Subscription sub(String... globs) {
@@ -23,6 +25,37 @@ class SubscriptionTest {
         assertThat(sub("*.created").matches("note.created")).isTrue();
         assertThat(sub("note.?").matches("note.a")).isTrue();
         assertThat(sub("note.?").matches("note.ab")).isFalse();
+    }
+
+    @Test
+    void starsBacktrackToTheLastStarOnly() {
+        assertThat(sub("*a*b").matches("xaybzb")).isTrue();
+        assertThat(sub("*a*b").matches("xaybzbc")).isFalse();
+        assertThat(sub("a*b*c").matches("abc")).isTrue();
+        assertThat(sub("a*b*c").matches("acb")).isFalse();
+        assertThat(sub("**").matches("")).isTrue();
+        assertThat(sub("*?").matches("")).isFalse();
+        assertThat(sub("?*?").matches("ab")).isTrue();
+        assertThat(sub("*.created").matches("a.created.created")).isTrue();
+        assertThat(sub("*.*.*.created").matches("a.b.c.created")).isTrue();
+        assertThat(sub("*.*.*.created").matches("a.b.created")).isFalse();
+        assertThat(sub("").matches("")).isTrue();
+        assertThat(sub("").matches("a")).isFalse();
+    }
+
+    /**
+     * A failing match used to try every split position for each star: O(n^k) on the task thread for an
+     * event type of n characters and a glob of k stars, so one row of dots held poll() for hours. Matching
+     * now costs at most the type's length times the glob's; this only asserts that it finishes.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aHugeTypeOfDotsAgainstAGlobOfSeveralStarsIsDecidedAtOnce() {
+        String dots = ".".repeat(300_000);
+        assertThat(sub("*.*.*.created").matches(dots)).isFalse();
+        assertThat(sub("*.*.*.*.*.*.x").matches(dots)).isFalse();
+        assertThat(sub("*.*.*.created").matches(dots + "created")).isTrue();
+        assertThat(sub("*?*?*?*?*?z").matches("y".repeat(300_000))).isFalse();
     }
 
     @Test

@@ -396,9 +396,10 @@ class RelayFailureHandlingIT {
     @Test
     void aRowWhoseClaimsAlwaysLoseTheirResultIsPoisonedWhileItsBatchIsDelivered() throws Exception {
         // The relay reaches PostgreSQL through a TCP relay that cuts any session the moment the server sends a
-        // row carrying a marker: every claim that includes that row commits (the lease, the attempt) and then
-        // loses its result. The row is never read, so the claim's own check never sees its count; the recovery
-        // must poison it, and the rows claimed with it must still be delivered (each alone, after two losses).
+        // row carrying a marker: every claim that reads that row commits (the lease, the attempt) and then
+        // loses its result. Once its count passes outbox.max.attempts the claim returns it without its payload
+        // (so without the marker) and the task poisons it; the rows claimed with it must still be delivered
+        // (each alone, after two losses).
         TestDatabase db = TestPostgres.get().createDatabase("lost_result");
         db.insertEvents(4, 4, "order.created");
         long lost = db.insertEvent("order.created", "lost-1", "{\"marker\":\"CUT-HERE-7f3a\"}");
@@ -416,7 +417,7 @@ class RelayFailureHandlingIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> stamped(db) == 8 && poisoned(db) == 1);
             assertThat(proxy.cuts()).as("claims lost their result").isGreaterThanOrEqualTo(5);
             assertThat((String) db.query("SELECT last_error FROM events WHERE seq = ?", lost).get(0).get(0))
-                .contains("claimed 6 times").contains("result of its last claim was lost");
+                .contains("claimed 6 times").contains("the claim's result was lost with the database connection");
             Set<Long> seqs = new HashSet<>();
             TestConnect.consume(8, Duration.ofSeconds(30), "lost-result-orders").forEach(r -> seqs.add(r.seq()));
             assertThat(seqs).hasSize(8).doesNotContain(lost);

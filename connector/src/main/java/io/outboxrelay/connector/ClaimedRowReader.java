@@ -1,0 +1,140 @@
+package io.outboxrelay.connector;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.HexFormat;
+
+/**
+ * Reads one row of a claim's result ({@code ClaimRows}) so that no row can fail the claim: every text is
+ * read as bytes and decoded strictly here, and a row whose text is not UTF-8 or whose field is NULL comes
+ * out as a row to poison ({@link ClaimedRow#unreadable}) with a reason that names the field, as does a row
+ * the claim did not read (past its attempts, or too large to produce: its text never left the database).
+ * Only an error of the connection itself, on {@code next()}, fails the claim.
+ */
+final class ClaimedRowReader {
+    private final int maxRecordBytes;
+
+    /** @param maxRecordBytes {@code outbox.max.record.bytes}, which the claim compared the row's bytes with */
+    ClaimedRowReader(int maxRecordBytes) {
+        this.maxRecordBytes = maxRecordBytes;
+    }
+
+    ClaimedRow read(ResultSet rs) throws SQLException {
+        long seq = rs.getLong(1);
+        boolean raw = rs.getBoolean(15);
+        String id = lenient(rs.getBytes(2), raw);
+        int attempts = rs.getInt(7);
+        String lastError = lenient(rs.getBytes(8), raw);
+        boolean leaseExpired = rs.getBoolean(10);
+        boolean takenOver = rs.getBoolean(11);
+        long bytes = rs.getLong(13);
+        Fields f = new Fields(seq, raw);
+        long occurredAtMs = f.occurredAt(rs, 6);
+        if (!rs.getBoolean(14)) {
+            return unread(seq, id, occurredAtMs, attempts, lastError, leaseExpired, takenOver, bytes);
+        }
+        String type = f.text(rs, 3, "type");
+        String subject = f.text(rs, 4, "subject");
+        String payload = f.text(rs, 5, "payload");
+        String headersText = f.nullableText(rs, 9, "headers");
+        if (f.problem != null) {
+            return new ClaimedRow(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, 0, null, null, null,
+                leaseExpired, takenOver, bytes, f.problem);
+        }
+        HeadersJson.Parsed headers = HeadersJson.parse(headersText);
+        return new ClaimedRow(seq, id, type, subject, payload, occurredAtMs, attempts, lastError,
+            ClaimedRow.utf8Length(payload), headers.type(), headers.keys(), headers.values(), leaseExpired, takenOver,
+            bytes, null);
+    }
+
+    /** A row the claim left unread: past its attempts (RejectionRules says so first), or too large to produce. */
+    private ClaimedRow unread(long seq, String id, long occurredAtMs, int attempts, String lastError,
+                              boolean leaseExpired, boolean takenOver, long bytes) {
+        String why = bytes > maxRecordBytes
+            ? "its id, type, subject, payload and headers take " + bytes + " bytes as text, more than"
+                + " outbox.max.record.bytes=" + maxRecordBytes + " before the record adds anything, so it is neither"
+                + " read nor produced; shrink the payload, or raise outbox.max.record.bytes together with the producer's"
+                + " max.request.size and the topic's max.message.bytes, then SELECT events_requeue(" + seq + ")"
+            : "it was claimed " + attempts + " times without being fanned out, past outbox.max.attempts, so it is not"
+                + " read; SELECT events_requeue(" + seq + ") once the cause is fixed";
+        return new ClaimedRow(seq, id, null, null, null, occurredAtMs, attempts, lastError, 0, null, null, null,
+            leaseExpired, takenOver, bytes, why);
+    }
+
+    /** A text the task only logs or stores (id, last_error): malformed bytes become U+FFFD. */
+    static String lenient(byte[] bytes, boolean raw) {
+        if (bytes == null) {
+            return null;
+        }
+        return new String(raw ? HexFormat.of().parseHex(new String(bytes, StandardCharsets.US_ASCII)) : bytes,
+            StandardCharsets.UTF_8);
+    }
+
+    /** The fields of one row; the first problem found is the row's. */
+    private static final class Fields {
+        private final long seq;
+        private final boolean raw;
+        String problem;
+
+        Fields(long seq, boolean raw) {
+            this.seq = seq;
+            this.raw = raw;
+        }
+
+        String text(ResultSet rs, int column, String field) throws SQLException {
+            String text = nullableText(rs, column, field);
+            if (text == null) {
+                problemOnce(field + " is NULL, which no record can carry; set the row's " + field + " (column"
+                    + " outbox.column." + field + "), then SELECT events_requeue(" + seq + ")");
+            }
+            return text;
+        }
+
+        String nullableText(ResultSet rs, int column, String field) throws SQLException {
+            byte[] bytes = rs.getBytes(column);
+            if (bytes == null) {
+                return null;
+            }
+            try {
+                return strict(raw ? HexFormat.of().parseHex(new String(bytes, StandardCharsets.US_ASCII)) : bytes);
+            } catch (CharacterCodingException e) {
+                problemOnce(field + " holds bytes that are not valid UTF-8 (the database's encoding is SQL_ASCII,"
+                    + " which stores any bytes), so the relay cannot tell what text the writer meant; rewrite the row's "
+                    + field + " (column outbox.column." + field + ") as UTF-8 text, then SELECT events_requeue(" + seq
+                    + ")");
+                return null;
+            }
+        }
+
+        long occurredAt(ResultSet rs, int column) throws SQLException {
+            Timestamp ts = rs.getTimestamp(column);
+            if (ts == null) {
+                problemOnce("occurred_at is NULL, which no record can carry; set the row's occurred_at (column"
+                    + " outbox.column.occurred_at), then SELECT events_requeue(" + seq + ")");
+                return 0;
+            }
+            return ClaimedRow.occurredAtMs(ts);
+        }
+
+        private void problemOnce(String why) {
+            if (problem == null) {
+                problem = why;
+            }
+        }
+
+        /** UTF-8 as the JDK decodes it fastest, checked only when it replaced something. */
+        private static String strict(byte[] bytes) throws CharacterCodingException {
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            if (text.indexOf('\uFFFD') >= 0) {
+                StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes));
+            }
+            return text;
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.Backoff;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * No single row can fail a claim, and a claim's memory is bounded by bytes: a row whose text the driver
+ * cannot decode, a row too large to produce and a row past its attempts come back from the claim as rows
+ * to poison (the latter two without their payload), and a claim of big rows stops at its byte budget.
+ * Before, each of the first kind failed the whole claim, every time, and nothing behind it moved.
+ */
+class NoRowFailsAClaimIT {
+    /** Bytes that are not UTF-8, stored as they are by a database whose encoding is SQL_ASCII. */
+    private static final String NOT_UTF8 = "convert_from('\\x6f7264ff72'::bytea, 'SQL_ASCII')";
+
+    private static final RejectionRules RULES = new RejectionRules(new OutboxSourceConnectorConfig(Map.of(
+        "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks")), new Backoff(1, 2));
+
+    private static TestDatabase db;
+    private static TestDatabase ascii;
+    private static HikariDataSource pool;
+    private static HikariDataSource asciiPool;
+
+    @BeforeAll
+    static void start() {
+        db = TestPostgres.get().createDatabase("claim_rows");
+        pool = db.pool("claim-rows-it", 2);
+        String name = "claim_rows_sql_ascii";
+        new TestDatabase("postgres", TestPostgres.get().jdbcUrl("postgres"), db.user(), db.password())
+            .execute("CREATE DATABASE " + name + " ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+        ascii = new TestDatabase(name, TestPostgres.get().jdbcUrl(name), db.user(), db.password());
+        ascii.runScript(TestPostgres.schemaFile("outbox.sql"));
+        asciiPool = ascii.pool("claim-rows-ascii-it", 2);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+        asciiPool.close();
+    }
+
+    @BeforeEach
+    void emptyOutboxes() {
+        db.execute("TRUNCATE events RESTART IDENTITY");
+        ascii.execute("TRUNCATE events RESTART IDENTITY");
+    }
+
+    private static JdbcOutboxStore store(HikariDataSource dataSource) {
+        return new JdbcOutboxStore(dataSource, "events", "\"events\"", "claim-rows-0", "1", 1, 0, 60_000, "", null);
+    }
+
+    private static ClaimedRow bySeq(List<ClaimedRow> rows, long seq) {
+        return rows.stream().filter(r -> r.seq() == seq).findFirst().orElseThrow();
+    }
+
+    @Test
+    void rowsTheDriverCannotDecodeComeBackAsRowsToPoisonAndTheOthersAreRead() throws Exception {
+        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', 'ok-1')");
+        ascii.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'bad-payload',"
+            + " ('{\"a\": \"' || " + NOT_UTF8 + " || '\"}')::jsonb)");
+        ascii.execute("INSERT INTO events(type, subject) VALUES (" + NOT_UTF8 + ", 'bad-type')");
+        ascii.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'bad-headers',"
+            + " ('{\"h\": \"' || " + NOT_UTF8 + " || '\"}')::jsonb)");
+        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', " + NOT_UTF8 + ")");
+        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', 'ok-2')");
+
+        List<ClaimedRow> rows = store(asciiPool).claim(10).rows();
+
+        assertThat(rows).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+        assertThat(RULES.beforeProducing(bySeq(rows, 1))).isNull();
+        assertThat(RULES.beforeProducing(bySeq(rows, 6))).isNull();
+        assertThat(bySeq(rows, 6).subject()).isEqualTo("ok-2");
+        String[] columns = {"payload", "type", "headers", "subject"};
+        for (int i = 0; i < columns.length; i++) {
+            assertThat(RULES.beforeProducing(bySeq(rows, i + 2))).as(columns[i])
+                .contains(columns[i]).contains("not valid UTF-8").contains("events_requeue(" + (i + 2) + ")");
+        }
+    }
+
+    @Test
+    void aRowTooLargeToProduceIsClaimedWithoutItsPayloadAndRefusedForItsSize() throws Exception {
+        db.insertEvents(1, 1, "order.created");
+        long big = db.insertEvent("order.created", "big-1", "{\"blob\": \"" + "x".repeat(3_000_000) + "\"}");
+        db.insertEvents(1, 1, "order.created");
+
+        List<ClaimedRow> rows = store(pool).claim(10).rows();
+
+        assertThat(rows).hasSize(3);
+        ClaimedRow row = bySeq(rows, big);
+        assertThat(row.payload()).as("not read").isNull();
+        assertThat(RULES.beforeProducing(row)).contains("outbox.max.record.bytes=1000000").contains("3000")
+            .contains("events_requeue(" + big + ")");
+        assertThat(RULES.beforeProducing(bySeq(rows, big + 1))).isNull();
+    }
+
+    @Test
+    void aRowPastItsAttemptsIsClaimedWithoutItsPayload() throws Exception {
+        long seq = db.insertEvent("order.created", "tired-1", "{\"n\": 1}");
+        db.execute("UPDATE events SET attempts = 5, last_error = 'test: the task died' WHERE seq = " + seq);
+
+        ClaimedRow row = store(pool).claim(10).rows().get(0);
+
+        assertThat(row.attempts()).isEqualTo(6);
+        assertThat(row.payload()).as("not read").isNull();
+        assertThat(RULES.beforeProducing(row)).contains("claimed 6 times").contains("test: the task died");
+    }
+
+    @Test
+    void aClaimOfBigRowsStopsAtItsByteBudgetAndSaysMoreWait() throws Exception {
+        db.execute("INSERT INTO events(type, subject, payload) SELECT 'order.created', 'big-' || g,"
+            + " jsonb_build_object('blob', repeat('x', 900000)) FROM generate_series(1, 12) g");
+
+        JdbcOutboxStore store = store(pool);
+        OutboxStore.Claim claim = store.claim(12);
+
+        // 8 MiB by default: nine rows of 900 KB fit, a tenth would not
+        assertThat(claim.rows()).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L);
+        assertThat(claim.more(12)).isTrue();
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NOT NULL")).isEqualTo(9);
+        assertThat(store.nextClaimAsksFor(1_000)).as("no more rows read than fit, and one to see more wait")
+            .isEqualTo(10);
+
+        OutboxStore.Claim rest = store.claim(1_000);
+        assertThat(rest.rows()).extracting(ClaimedRow::seq).containsExactly(10L, 11L, 12L);
+        assertThat(rest.more(1_000)).isFalse();
+        assertThat(store.nextClaimAsksFor(1_000)).as("not cut: the claim size decides again").isEqualTo(1_000);
+    }
+
+    @Test
+    void aRowTheDriverCannotDecodeIsPoisonedAndDescribedByWhatCanBeRead() throws Exception {
+        ascii.execute("INSERT INTO events(type, subject) VALUES (" + NOT_UTF8 + ", " + NOT_UTF8 + ")");
+
+        List<PoisonedRow> poisoned = store(asciiPool).poison(List.of(new OutboxStore.Poison(1, "test: undecodable")));
+
+        assertThat(poisoned).singleElement().satisfies(p -> {
+            assertThat(p.type()).startsWith("ord").endsWith("r");
+            assertThat(p.subject()).startsWith("ord");
+            assertThat(p.reason()).isEqualTo("test: undecodable");
+        });
+        assertThat(ascii.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isEqualTo(1);
+    }
+
+    /** The poisoning's result feeds one log line and one poison record: a 300 KB type must not. */
+    @Test
+    void whatThePoisoningReturnsCutsAHugeTypeAndSubjectShort() throws Exception {
+        long seq = db.insertEvent(".".repeat(300_000), "s".repeat(300_000), "{}");
+
+        PoisonedRow p = store(pool).poison(List.of(new OutboxStore.Poison(seq, "test"))).get(0);
+
+        assertThat(p.type()).hasSize(JdbcOutboxStore.POISONED_TEXT_MAX_CHARS);
+        assertThat(p.subject()).hasSize(JdbcOutboxStore.POISONED_TEXT_MAX_CHARS);
+    }
+}
