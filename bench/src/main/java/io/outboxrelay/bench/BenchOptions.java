@@ -78,6 +78,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                              (default %s)
           --steady-rates=LIST  the rates (events/s) of the steady-rate cost phase (default %s; quick %s)
           --steady-seconds=N  measured seconds per step of the steady phase (default 20; quick 4)
+          --steady-updated-rows=N  rows of another table each transaction of the steady phase's second
+                             workload updates (default 10; 0 leaves that workload out)
         """.formatted(String.join(",", ALL_PHASES), join(SUSTAINABLE_RATES), join(STEADY_RATES),
             join(STEADY_RATES_QUICK));
 
@@ -99,6 +101,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         List<Integer> sustainableRates = SUSTAINABLE_RATES;
         List<Integer> steadyRates = null;
         Integer steadySeconds = null;
+        Integer steadyUpdatedRows = null;
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -131,6 +134,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 steadyRates = rates("--steady-rates", a.substring("--steady-rates=".length()));
             } else if (a.startsWith("--steady-seconds=")) {
                 steadySeconds = positive("--steady-seconds", a.substring("--steady-seconds=".length()));
+            } else if (a.startsWith("--steady-updated-rows=")) {
+                steadyUpdatedRows = Integer.parseInt(a.substring("--steady-updated-rows=".length()));
             } else if (a.startsWith("--worker-heap=")) {
                 heap = a.substring("--worker-heap=".length());
             } else {
@@ -147,14 +152,16 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 new WriterOptions(3, 1, 1, List.of(4, 16), 5, wakeups),
                 new SustainableOptions(sustainableRates, 1, 4, SUSTAINABLE_CONNECTIONS, 5),
                 new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES_QUICK, 1,
-                    steadySeconds != null ? steadySeconds : 4, SUSTAINABLE_CONNECTIONS, 5, STEADY_UPDATED_ROWS), help);
+                    steadySeconds != null ? steadySeconds : 4, SUSTAINABLE_CONNECTIONS, 5,
+                    steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
             List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, List.copyOf(relayVariants),
             new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups),
             new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15),
             new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES, 3, steadySeconds != null ? steadySeconds
-                : 20, SUSTAINABLE_CONNECTIONS, 15, STEADY_UPDATED_ROWS), help);
+                : 20, SUSTAINABLE_CONNECTIONS, 15, steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS),
+            help);
     }
 
     /** {@code NAME=k=v[,k=v...]}. */

@@ -53,7 +53,9 @@ final class SteadyPhase {
         List<String> failures = new ArrayList<>();
         int group = 0;
         int order = 0;
-        for (Workload w : List.of(Workload.EVENTS, Workload.eventsAndUpdates(o.updatedRows()))) {
+        List<Workload> workloads = o.updatedRows() > 0 ? List.of(Workload.EVENTS, Workload.eventsAndUpdates(o.updatedRows()))
+            : List.of(Workload.EVENTS);
+        for (Workload w : workloads) {
             StatementKinds kinds = StatementKinds.shipped(w.transaction().sql());
             for (int rate : o.rates()) {
                 List<Results.SteadyStep> measured = new ArrayList<>();

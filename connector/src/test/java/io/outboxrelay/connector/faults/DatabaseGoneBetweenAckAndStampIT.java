@@ -116,7 +116,7 @@ class DatabaseGoneBetweenAckAndStampIT {
                     && logs.text().contains("Outbox relay task " + owner + " started"),
                 () -> "the task did not stop and start again while the database was down; relay log:\n"
                     + relayLines(logs.text()));
-            assertThat(logs.text()).contains("Could not release leases on stop");
+            assertThat(logs.text()).contains("Could not stamp the acknowledged rows on stop");
         } finally {
             ownServer.start();
         }
