@@ -39,7 +39,7 @@ final class OutboxRecordFactory {
         .build();
 
     private final List<Subscription> subscriptions;
-    private final Map<String, ?> sourcePartition;
+    private final RecordOffsets informational;
     private final RecordShape shape;
 
     OutboxRecordFactory(List<Subscription> subscriptions, String table) {
@@ -48,7 +48,7 @@ final class OutboxRecordFactory {
 
     OutboxRecordFactory(List<Subscription> subscriptions, String table, RecordShape shape) {
         this.subscriptions = subscriptions;
-        this.sourcePartition = Map.of("outbox", table);
+        this.informational = RecordOffsets.informational(table);
         this.shape = shape;
     }
 
@@ -70,6 +70,11 @@ final class OutboxRecordFactory {
      * subscription gets the subject's highest seq, its latest event.
      */
     void records(List<PendingRow> batch, List<SourceRecord> out) {
+        records(batch, out, informational);
+    }
+
+    /** The same, each record with the source partition and offset {@code offsets} give it, in output order. */
+    void records(List<PendingRow> batch, List<SourceRecord> out, RecordOffsets offsets) {
         List<PendingRow> inSeqOrder = new ArrayList<>(batch);
         inSeqOrder.sort(Comparator.comparingLong(PendingRow::seq));
         Map<String, Map<String, List<PendingRow>>> coalesceGroups = coalesceGroups(inSeqOrder);
@@ -77,7 +82,7 @@ final class OutboxRecordFactory {
             for (int slot = 0; slot < row.slotCount(); slot++) {
                 Subscription sub = row.subscriptionAt(slot);
                 if (!sub.coalesce()) {
-                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null));
+                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null, offsets));
                     continue;
                 }
                 List<PendingRow> group = coalesceGroups.get(sub.name()).get(row.row().subject());
@@ -97,9 +102,10 @@ final class OutboxRecordFactory {
                         slots[k++] = slotOf(covered, sub);
                     }
                 }
-                out.add(record(row, sub, rows, slots, seqs));
+                out.add(record(row, sub, rows, slots, seqs, offsets));
             }
         }
+        offsets.seal();
     }
 
     private Map<String, Map<String, List<PendingRow>>> coalesceGroups(List<PendingRow> batch) {
@@ -127,7 +133,7 @@ final class OutboxRecordFactory {
     }
 
     private OutboxRecord record(PendingRow pending, Subscription sub, PendingRow[] rows, int[] slots,
-                                List<Long> coalescedSeqs) {
+                                List<Long> coalescedSeqs, RecordOffsets offsets) {
         ClaimedRow row = pending.row();
         ConnectHeaders headers = new ConnectHeaders();
         headers.addString("event.id", row.id());
@@ -171,7 +177,7 @@ final class OutboxRecordFactory {
                 headers.addString(row.headerKeys()[i], row.headerValues()[i]);
             }
         }
-        return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
+        return new OutboxRecord(offsets.partition(), offsets.next(rows), sub.topic(), KEY_SCHEMA,
             row.subject(), valueSchema, value, row.occurredAtMs(), headers, rows, slots);
     }
 

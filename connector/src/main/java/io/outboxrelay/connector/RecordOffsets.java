@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -15,6 +16,26 @@ interface RecordOffsets {
 
     /** Every record of the claim was made. */
     default void seal() {
+    }
+
+    /** Makes the offsets of each claim's records: informational, or naming the rows (docs/exactly-once.md, 3.1). */
+    @FunctionalInterface
+    interface Naming {
+        /** Before {@code rows} are handed out: what {@code held} holds now are the earlier lists' rows. */
+        RecordOffsets forClaim(HeldRows held, List<PendingRow> rows);
+
+        static Naming informational(String table) {
+            RecordOffsets offsets = RecordOffsets.informational(table);
+            return (held, rows) -> offsets;
+        }
+
+        /**
+         * @param wholeList every record of a list names every row of it (connector-defined transaction
+         *                  boundaries); otherwise progressive offsets
+         */
+        static Naming pending(Map<String, Object> slot, String owner, int relayTasks, boolean wholeList) {
+            return (held, rows) -> new BatchOffsets(slot, owner, relayTasks, held.producedNotStamped(), rows, wholeList);
+        }
     }
 
     /** Offsets nobody reads back: the row's seq, in the table's partition. */

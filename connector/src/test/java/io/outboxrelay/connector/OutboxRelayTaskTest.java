@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -66,7 +67,7 @@ class OutboxRelayTaskTest {
     }
 
     private static List<Long> seqs(List<SourceRecord> records) {
-        return records.stream().map(r -> (Long) r.sourceOffset().get("seq")).toList();
+        return records.stream().map(r -> ((Struct) r.value()).getInt64("seq")).toList();
     }
 
     @Test
