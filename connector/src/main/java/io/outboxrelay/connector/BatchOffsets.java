@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.ComputedOffset;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -26,7 +27,7 @@ final class BatchOffsets implements RecordOffsets {
     private long[] seqs;
     private int size;
     private volatile long[] sealed;
-    private PendingOffset whole;
+    private ComputedOffset whole;
 
     /**
      * @param earlier   seqs of the rows held from earlier lists (in flight, or acknowledged and not stamped)
@@ -65,7 +66,7 @@ final class BatchOffsets implements RecordOffsets {
     public Map<String, ?> next(PendingRow[] rows) {
         if (wholeList) {
             if (whole == null) {
-                whole = new PendingOffset(this, size);
+                whole = offsetAt(size);
             }
             return whole;
         }
@@ -75,7 +76,11 @@ final class BatchOffsets implements RecordOffsets {
                 seqs[size++] = row.seq();
             }
         }
-        return new PendingOffset(this, size);
+        return offsetAt(size);
+    }
+
+    private ComputedOffset offsetAt(int count) {
+        return new ComputedOffset(() -> value(count));
     }
 
     @Override
@@ -83,8 +88,8 @@ final class BatchOffsets implements RecordOffsets {
         sealed = seqs;
     }
 
-    /** The value naming the first {@code count} seqs; called once per offset Connect reads. */
-    Map<String, Object> value(int count) {
+    /** The value naming the first {@code count} seqs; computed once per offset Connect reads. */
+    private Map<String, Object> value(int count) {
         long[] all = sealed != null ? sealed : seqs; // not sealed: read on the task thread while building
         return PendingOffset.value(owner, tasks, all, count); // copies what it sorts
     }

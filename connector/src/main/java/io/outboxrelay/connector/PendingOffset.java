@@ -1,19 +1,17 @@
 package io.outboxrelay.connector;
 
-import java.util.AbstractMap;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The source offset of a relay record: it names the rows its task handed to Connect and has not stamped
  * (docs/exactly-once.md, 3.3), {@code {"v": 1, "owner": …, "tasks": …, "pending": "<runs>"}}, in the task's
- * slot partition {@code {"outbox.slot": "<table>#<relay index>"}}. A record's offset is the first
- * {@code count} seqs of its claim's {@link BatchOffsets}; the map computes its entries when Connect first
- * reads it (it reads only the offset it commits) and keeps them.
+ * slot partition {@code {"outbox.slot": "<table>#<relay index>"}}. A record's offset names the first
+ * {@code count} seqs of its claim's {@link BatchOffsets}, computed when Connect first reads it
+ * ({@link io.outboxrelay.common.ComputedOffset}).
  */
-final class PendingOffset extends AbstractMap<String, Object> {
+final class PendingOffset {
     static final String SLOT_KEY = "outbox.slot";
     static final int VERSION = 1;
     /**
@@ -22,31 +20,12 @@ final class PendingOffset extends AbstractMap<String, Object> {
      */
     static final int MAX_NAMES = 50_000;
 
-    private final BatchOffsets batch;
-    private final int count;
-    private Map<String, Object> value;
-
-    PendingOffset(BatchOffsets batch, int count) {
-        this.batch = batch;
-        this.count = count;
+    private PendingOffset() {
     }
 
     /** The source partition of relay task {@code relayIndex}: one entry, so its JSON form has one spelling. */
     static Map<String, Object> slot(String table, int relayIndex) {
         return Map.of(SLOT_KEY, table + "#" + relayIndex);
-    }
-
-    @Override
-    public synchronized Set<Entry<String, Object>> entrySet() {
-        if (value == null) {
-            value = batch.value(count);
-        }
-        return value.entrySet();
-    }
-
-    /** Whether Connect (or anyone) has read the entries yet. */
-    synchronized boolean computed() {
-        return value != null;
     }
 
     /** The offset value naming {@code seqs[0..count)} (a copy is sorted): the last {@link #MAX_NAMES} of them. */

@@ -3,6 +3,7 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outboxrelay.common.ComputedOffset;
 import io.outboxrelay.testsupport.MutableClock;
 import java.time.Instant;
 import java.util.HashMap;
@@ -365,9 +366,9 @@ class ExactlyOnceRelayTaskTest {
         SourceRecord copy = record.newRecord(record.topic(), record.kafkaPartition(), record.keySchema(), record.key(),
             record.valueSchema(), record.value(), record.timestamp(), record.headers());
         assertThat(record).isNotEqualTo(copy).isEqualTo(record);
-        assertThat(((PendingOffset) record.sourceOffset()).computed()).as("hashing did not read the offset").isFalse();
+        assertThat(((ComputedOffset) record.sourceOffset()).computed()).as("hashing did not read the offset").isFalse();
         assertThat(new java.util.HashSet<>(List.of(record))).contains(record); // as Connect's committableRecords
-        assertThat(((PendingOffset) record.sourceOffset()).computed()).isFalse();
+        assertThat(((ComputedOffset) record.sourceOffset()).computed()).isFalse();
         assertThat(LongStream.of(named(record))).containsExactly(1L);
     }
 }
