@@ -8,7 +8,8 @@ import org.apache.kafka.connect.source.SourceRecord;
 /**
  * A recovered-mention record that knows which message it belongs to, so {@code commitRecord} can
  * settle it in O(1) without a lookup. Connect hands the task back the record it returned from
- * {@code poll()} (before transformations), so this type survives to the acknowledgement.
+ * {@code poll()} (before transformations), so this type survives to the acknowledgement. Equality is
+ * identity, as for the relay's records: Connect's hash sets of records must not read the offset.
  */
 final class MentionRecord extends SourceRecord {
     private final MentionAckTracker.PendingMessage pending;
@@ -30,5 +31,15 @@ final class MentionRecord extends SourceRecord {
 
     String messageId() {
         return pending.messageId();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return this == o;
+    }
+
+    @Override
+    public int hashCode() {
+        return System.identityHashCode(this);
     }
 }
