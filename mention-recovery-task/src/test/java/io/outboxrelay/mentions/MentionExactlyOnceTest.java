@@ -56,13 +56,7 @@ class MentionExactlyOnceTest {
     }
 
     private List<SourceRecord> pollForRecords() throws InterruptedException {
-        for (int i = 0; i < 20; i++) {
-            List<SourceRecord> records = task.poll();
-            if (records != null) {
-                return records;
-            }
-        }
-        throw new AssertionError("no records after 20 polls; store calls: " + store.calls);
+        return MentionRecoveryTaskTest.pollForRecords(task, store);
     }
 
     private void pollSome() throws InterruptedException {

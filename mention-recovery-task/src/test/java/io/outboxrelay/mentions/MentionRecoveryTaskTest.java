@@ -91,6 +91,11 @@ class MentionRecoveryTaskTest {
     }
 
     private List<SourceRecord> pollForRecords() throws InterruptedException {
+        return pollForRecords(task, store);
+    }
+
+    /** Polls until a list of records comes back; fails after 20 polls. */
+    static List<SourceRecord> pollForRecords(MentionRecoveryTask task, FakeMentionStore store) throws InterruptedException {
         for (int i = 0; i < 20; i++) {
             List<SourceRecord> records = task.poll();
             if (records != null) {
