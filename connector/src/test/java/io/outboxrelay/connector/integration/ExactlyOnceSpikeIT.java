@@ -38,8 +38,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Draft spike for issue 25 (docs/exactly-once.md, "What the spike confirmed"): the facts of Kafka
- * Connect 4.3.1's exactly-once source support that the design relies on, on a real worker with
+ * The guard of the Connect facts the exactly-once design rests on (issue 25; docs/exactly-once.md, "What the
+ * spike confirmed"), kept from the design's spike so that a Connect upgrade that changes them fails here: the
+ * facts of Kafka Connect 4.3.1's exactly-once source support that the design relies on, on a real worker with
  * {@code exactly.once.source.support=enabled} and one broker. A trivial connector stands in for the relay:
  * it defines its own transaction boundaries (a commit requested on the last record of a poll batch), puts
  * a source offset on every record, and reads its committed offset back when it starts again. Guards the
