@@ -22,9 +22,17 @@ final class Bench {
     final CpuMeter cpu;
     final Path workDir;
     private final PrintStream out;
+    private final Path logConfig;
+    /** The worker with exactly-once source support, started when a contender first needs it. */
+    private Bench exactlyOnce;
 
     Bench(BenchOptions options, BenchPostgres postgres, BenchKafka kafka, WorkerProcess worker, Path workDir,
           PrintStream out) {
+        this(options, postgres, kafka, worker, workDir, out, null);
+    }
+
+    Bench(BenchOptions options, BenchPostgres postgres, BenchKafka kafka, WorkerProcess worker, Path workDir,
+          PrintStream out, Path logConfig) {
         this.options = options;
         this.postgres = postgres;
         this.kafka = kafka;
@@ -33,6 +41,45 @@ final class Bench {
         this.cpu = new CpuMeter(worker.pid(), postgres.postmasterPid(), kafka.pid());
         this.workDir = workDir;
         this.out = out;
+        this.logConfig = logConfig;
+    }
+
+    /**
+     * The same stack with the exactly-once worker instead of the benchmark's ({@link ExactlyOnce}): its REST API,
+     * and its process in the CPU meter. Started on first use, stopped by {@link #closeExactlyOnce}.
+     */
+    Bench exactlyOnce() throws Exception {
+        if (exactlyOnce == null) {
+            long t0 = System.nanoTime();
+            WorkerProcess w = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(), logConfig,
+                "worker-eos", ExactlyOnce.WORKER);
+            exactlyOnce = new Bench(options, postgres, kafka, w, workDir, out, logConfig);
+            log("  exactly-once worker up after %.0f s (pid %d)", (System.nanoTime() - t0) / 1e9, w.pid());
+        }
+        return exactlyOnce;
+    }
+
+    boolean exactlyOnceStarted() {
+        return exactlyOnce != null;
+    }
+
+    /** The relay with exactly-once delivery, on the exactly-once worker. */
+    RelayContender relayExactlyOnce(int tasks) throws Exception {
+        return exactlyOnce().relay(tasks, 1, ExactlyOnce.CONNECTOR, ExactlyOnce.label(tasks), ExactlyOnce.VARIANT);
+    }
+
+    void closeExactlyOnce() {
+        if (exactlyOnce != null) {
+            exactlyOnce.worker.close();
+            exactlyOnce = null;
+        }
+    }
+
+    /** At JVM exit after an interruption. */
+    void killExactlyOnce() {
+        if (exactlyOnce != null) {
+            exactlyOnce.worker.kill();
+        }
     }
 
     void log(String fmt, Object... args) {
@@ -90,7 +137,7 @@ final class Bench {
         kafka.createTopicsIfMissing(c.topics());
         long records = (long) events * c.recordsPerEvent();
         Duration timeout = Duration.ofSeconds(Math.max(180, events / 500));
-        try (RecordWatcher w = new RecordWatcher(kafka, c.topics(), idBase, events, false)) {
+        try (RecordWatcher w = new RecordWatcher(kafka, c.topics(), idBase, events, false, c.readCommitted())) {
             long wallStart = System.currentTimeMillis();
             CpuMeter.Sample cpu0 = cpu.sample();
             long t0 = System.nanoTime();

@@ -18,7 +18,8 @@ import org.apache.kafka.common.utils.AppInfoParser;
 /**
  * {@code ./bench.sh}: the relay against Debezium's outbox router on one PostgreSQL server, one broker
  * and one Connect worker. Phases: warm-up (cold drains), ceilings (producer alone, claim+stamp SQL
- * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium), scale (backlogs up to 1M with
+ * alone), drains (relay with 1/2 tasks and 1/3 subscriptions, Debezium, and the exactly-once relay on a worker
+ * of its own: {@link ExactlyOnce}), scale (backlogs up to 1M with
  * the worker's heap), steady latency (fixed-rate writer), the sustainable rate (stepped fixed rates), tuning
  * variants, the steady-rate cost (CPU per event over the writers alone), a JFR-profiled drain, mention recovery,
  * idle CPU, and the writer ceiling (durable single-event commits/s per wake-up). Writes {@code <timestamp>.json}, {@code results.md} and PNG charts.
@@ -89,6 +90,9 @@ public final class Benchmark {
             // Ctrl-C: the worker and broker JVMs and PostgreSQL are child processes; do not leave them behind
             Thread cleanup = new Thread(() -> {
                 worker.kill();
+                if (bench != null) {
+                    bench.killExactlyOnce();
+                }
                 kafka.kill();
                 try {
                     pg.shutdown();
@@ -99,7 +103,7 @@ public final class Benchmark {
             Runtime.getRuntime().addShutdownHook(cleanup);
             log("  worker up after %.0f s", (System.nanoTime() - started) / 1e9);
             try {
-                bench = new Bench(options, pg, kafka, worker, workDir, out);
+                bench = new Bench(options, pg, kafka, worker, workDir, out, logConfig);
                 results.environment.put("postgres", pg.createDatabase("version").query("SHOW server_version").get(0)
                     .get(0));
                 results.environment.put("postgresDurability", pg.durability());
@@ -123,6 +127,9 @@ public final class Benchmark {
                 CpuMeter.Sample end = bench.cpu.sample();
                 childrenMs = end.workerMs() + end.postgresMs() + end.brokerMs();
             } finally {
+                if (bench != null) {
+                    bench.closeExactlyOnce();
+                }
                 worker.close();
                 Runtime.getRuntime().removeShutdownHook(cleanup);
             }
@@ -208,6 +215,10 @@ public final class Benchmark {
         for (RelayVariant v : options.relayVariants()) {
             results.drains.add(relayDrain("drain", bench.relay(2, v), n, true));
         }
+        // issue 25: what exactly-once costs, beside the relay on its defaults (its own worker: ExactlyOnce)
+        for (int tasks : new int[] {1, 2}) {
+            results.drains.add(relayDrain(exactlyOnce(), "drain", bench.relayExactlyOnce(tasks), n, true));
+        }
         if (options.debezium()) {
             // a second, alternating round of the headline comparison: the worker JVM keeps getting faster well
             // after the warm-up (bench/README, "rematch"), so one round in a fixed order favours whoever runs
@@ -267,6 +278,21 @@ public final class Benchmark {
             results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, v), options.latencyRates(),
                 options.latencySeconds()));
         }
+        results.latency.addAll(LatencyPhase.run(exactlyOnce(), bench.relayExactlyOnce(1), options.latencyRates(),
+            options.latencySeconds()));
+    }
+
+    /**
+     * The exactly-once worker ({@link ExactlyOnce}); when this starts it, its first drain in the fresh JVM is a
+     * cold drain, reported as the warm-up's are, so that its measured rows meet a warm JVM like every other's.
+     */
+    private Bench exactlyOnce() throws Exception {
+        boolean fresh = !bench.exactlyOnceStarted();
+        Bench eos = bench.exactlyOnce();
+        if (fresh) {
+            results.coldDrains.add(relayDrain(eos, "warmup", bench.relayExactlyOnce(1), options.warmupEvents(), false));
+        }
+        return eos;
     }
 
     /**
@@ -334,11 +360,17 @@ public final class Benchmark {
 
     /** A fresh database with {@code events} committed, then the relay {@code c} created: one drain. */
     private Results.Drain relayDrain(String phase, RelayContender c, int events, boolean midpointGc) throws Exception {
+        return relayDrain(bench, phase, c, events, midpointGc);
+    }
+
+    /** The same on the worker of {@code b} (the exactly-once one: {@link Bench#exactlyOnce}). */
+    private Results.Drain relayDrain(Bench b, String phase, RelayContender c, int events, boolean midpointGc)
+        throws Exception {
         BenchPostgres.Db db = bench.postgres.createDatabase("drain");
         try {
             c.prepare(db);
             db.insertBacklog(0, events, options.backlogTxnSize());
-            return bench.drain(phase, c, db, 0, events, midpointGc);
+            return b.drain(phase, c, db, 0, events, midpointGc);
         } finally {
             c.close();
             bench.postgres.dropDatabase(db);

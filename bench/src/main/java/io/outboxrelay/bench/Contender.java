@@ -24,6 +24,11 @@ interface Contender {
     /** Records per event: one per subscription for the relay, one for Debezium. */
     int recordsPerEvent();
 
+    /** Whether its consumers read committed records only (an exactly-once contender's transactions). */
+    default boolean readCommitted() {
+        return false;
+    }
+
     /** The topics its records land on, one per subscription. */
     List<String> topics();
 

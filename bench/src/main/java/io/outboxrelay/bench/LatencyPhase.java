@@ -55,7 +55,7 @@ final class LatencyPhase {
      * {@code spaced} each is followed by a CHECKPOINT (tens of ms apart), else they are committed back to back.
      */
     static void prime(Contender c, Bench b, BenchPostgres.Db db, int events, boolean spaced) throws Exception {
-        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), PRIMING_BASE, events, false)) {
+        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), PRIMING_BASE, events, false, c.readCommitted())) {
             if (spaced) {
                 for (int i = 0; i < events; i++) {
                     db.insertBacklog(PRIMING_BASE + i, 1, 1);
@@ -75,7 +75,8 @@ final class LatencyPhase {
      */
     static Results.Latency measure(Bench b, Contender c, PacedWriter writer, int warmupEvents, Duration deliveryWait)
         throws Exception {
-        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), writer.firstId(), writer.count(), true)) {
+        try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), writer.firstId(), writer.count(), true,
+            c.readCommitted())) {
             CpuMeter.Sample cpu0 = b.cpu.sample();
             writer.run();
             w.awaitDistinct(writer.committed() * c.topics().size(), deliveryWait);

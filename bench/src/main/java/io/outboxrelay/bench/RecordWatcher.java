@@ -59,6 +59,12 @@ final class RecordWatcher implements AutoCloseable {
      * count.
      */
     RecordWatcher(BenchKafka kafka, List<String> topics, long idBase, int count, boolean keepReceiveTimes) {
+        this(kafka, topics, idBase, count, keepReceiveTimes, false);
+    }
+
+    /** @param readCommitted sees records only once their transaction committed, as an exactly-once consumer does */
+    RecordWatcher(BenchKafka kafka, List<String> topics, long idBase, int count, boolean keepReceiveTimes,
+                  boolean readCommitted) {
         this.idBase = idBase;
         this.count = count;
         this.seen = new BitSet[topics.size()];
@@ -76,6 +82,7 @@ final class RecordWatcher implements AutoCloseable {
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
         props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 8 * 1024 * 1024);
         props.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 64 * 1024 * 1024);
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, readCommitted ? "read_committed" : "read_uncommitted");
         this.consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         Map<TopicPartition, Long> ends = kafka.endOffsets(topics);
         consumer.assign(ends.keySet());

@@ -56,6 +56,11 @@ final class RelayContender implements Contender {
     }
 
     @Override
+    public boolean readCommitted() {
+        return variant.equals(ExactlyOnce.VARIANT);
+    }
+
+    @Override
     public int tasks() {
         return tasks;
     }

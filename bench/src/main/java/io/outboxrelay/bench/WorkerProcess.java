@@ -35,20 +35,35 @@ final class WorkerProcess implements AutoCloseable {
 
     static WorkerProcess start(String bootstrapServers, Path workDir, String heap, Path logConfig)
         throws IOException, InterruptedException {
+        return start(bootstrapServers, workDir, heap, logConfig, "worker", Map.of());
+    }
+
+    /**
+     * A worker whose files are {@code <name>.properties}, {@code <name>.log}, ... and whose group and internal
+     * topics are its own when {@code name} is not {@code worker}; {@code extra} is added to its properties.
+     */
+    static WorkerProcess start(String bootstrapServers, Path workDir, String heap, Path logConfig, String name,
+                               Map<String, String> extra) throws IOException, InterruptedException {
         Properties p = new Properties();
         p.putAll(workerProps(bootstrapServers));
-        Path props = workDir.resolve("worker.properties");
+        if (!name.equals("worker")) {
+            String group = "bench-connect-" + name;
+            p.putAll(Map.of("group.id", group, "config.storage.topic", group + "-configs",
+                "offset.storage.topic", group + "-offsets", "status.storage.topic", group + "-status"));
+        }
+        p.putAll(extra);
+        Path props = workDir.resolve(name + ".properties");
         try (var out = Files.newBufferedWriter(props)) {
             p.store(out, "benchmark Connect worker");
         }
-        Path heapLog = workDir.resolve("worker-heap.log");
+        Path heapLog = workDir.resolve(name + "-heap.log");
         List<String> cmd = javaCommand(List.of("-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC",
             "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
             "-Dlog4j2.configurationFile=" + logConfig.toUri(),
-            "-Dbench.log=" + workDir.resolve("worker.log")),
+            "-Dbench.log=" + workDir.resolve(name + ".log")),
             BenchWorker.class.getName(), List.of(props.toString(), heapLog.toString()));
         Process proc = new ProcessBuilder(cmd)
-            .redirectError(workDir.resolve("worker.stderr").toFile())
+            .redirectError(workDir.resolve(name + ".stderr").toFile())
             .start();
         BufferedReader out = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> rest = new CompletableFuture<>();
@@ -64,7 +79,7 @@ final class WorkerProcess implements AutoCloseable {
                 // the worker exited
             }
             rest.completeExceptionally(new IllegalStateException("the worker exited before its REST API was up; see "
-                + workDir.resolve("worker.stderr") + " and worker.log"));
+                + workDir.resolve(name + ".stderr") + " and " + name + ".log"));
         }, "bench-worker-stdout");
         reader.setDaemon(true);
         reader.start();

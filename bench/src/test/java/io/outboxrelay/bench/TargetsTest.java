@@ -17,6 +17,29 @@ class TargetsTest {
                 .map(Results.Target::name).toList()));
     }
 
+    /** Issue 25, item 4: what exactly-once costs, beside the default relay, as information and never judged. */
+    @Test
+    void theExactlyOnceContenderIsReportedAsTheCostOfExactlyOnceAndJudgedNowhere() {
+        Results r = new Results();
+        r.drains.add(drain("relay", "", 1, 10_000, 8_000, 50, 40));
+        r.drains.add(drain("relay", ExactlyOnce.VARIANT, 1, 10_000, 6_000, 50, 40));
+        r.drains.add(drain("relay", "", 2, 10_000, 12_000, 50, 40));
+        r.drains.add(drain("relay", ExactlyOnce.VARIANT, 2, 10_000, 9_600, 50, 40));
+        r.latency.add(Fixtures.latency("relay", "", 1000, 999, 15_000, 15_000, 9));
+        r.latency.add(Fixtures.latency("relay", ExactlyOnce.VARIANT, 1000, 999, 15_000, 15_000, 30));
+
+        Targets.evaluate(r);
+
+        Results.Target drain1 = target(r, "exactly-once cost: drain, 1 task (info)");
+        assertThat(drain1.met()).isNull();
+        assertThat(drain1.measured()).isEqualTo("0.75x the default relay (6,000 vs 8,000 events/s)");
+        assertThat(target(r, "exactly-once cost: drain, 2 tasks (info)").measured()).startsWith("0.80x");
+        Results.Target latency = target(r, "exactly-once cost: latency at 1,000/s (info)");
+        assertThat(latency.met()).isNull();
+        assertThat(latency.measured()).isEqualTo("p99 30.0 ms vs 9.0 ms, p50 10.0 vs 3.0 ms (read_committed consumer)");
+        assertThat(r.targets).extracting(Results.Target::name).noneMatch(n -> n.startsWith("latency (variant"));
+    }
+
     @Test
     void theSustainableRateIsJudgedAgainstDefaultAndTunedDebeziumAndAHeldNothingDebeziumCountsAsItsLowestStep() {
         Results r = new Results();

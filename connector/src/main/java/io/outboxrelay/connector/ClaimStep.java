@@ -21,6 +21,7 @@ final class ClaimStep {
     private final HeldRows held;
     private final RowWrites writes;
     private final OutboxRecordFactory factory;
+    private final RecordOffsets.Naming naming;
     private final RejectionRules rules;
     private final ClaimSizer sizer;
     private final ClaimPacer pacer;
@@ -29,12 +30,14 @@ final class ClaimStep {
     /** Rows taken over from earlier incarnations since the run of them began (they come one per claim). */
     private int takenOverRun;
 
-    ClaimStep(OutboxStore store, HeldRows held, RowWrites writes, OutboxRecordFactory factory, RejectionRules rules,
-              ClaimSizer sizer, ClaimPacer pacer, RelayMetrics metrics, Clock clock) {
+    ClaimStep(OutboxStore store, HeldRows held, RowWrites writes, OutboxRecordFactory factory,
+              RecordOffsets.Naming naming, RejectionRules rules, ClaimSizer sizer, ClaimPacer pacer,
+              RelayMetrics metrics, Clock clock) {
         this.store = store;
         this.held = held;
         this.writes = writes;
         this.factory = factory;
+        this.naming = naming;
         this.rules = rules;
         this.sizer = sizer;
         this.pacer = pacer;
@@ -80,11 +83,11 @@ final class ClaimStep {
         }
         List<PendingRow> deliverable = new ArrayList<>(accepted.size());
         for (ClaimedRow row : accepted) {
-            PendingRow pending = factory.pending(row);
-            held.handOut(pending);
-            deliverable.add(pending);
+            deliverable.add(factory.pending(row));
         }
-        factory.records(deliverable, out);
+        RecordOffsets offsets = naming.forClaim(held, deliverable); // names the earlier lists' rows: first
+        deliverable.forEach(held::handOut);
+        factory.records(deliverable, out, offsets);
     }
 
     private void count(List<ClaimedRow> rows, long claimStartedAt) {

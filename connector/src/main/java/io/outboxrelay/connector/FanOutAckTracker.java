@@ -19,6 +19,9 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * {@code all} a dropped record is indistinguishable from a filtered one and counts as not delivered.
  */
 final class FanOutAckTracker {
+    /** The fanout entry of a record a transform filtered under {@code errors.tolerance=none}. */
+    static final String FILTERED = "{\"filtered\":true}";
+
     private final boolean toleratesAllErrors;
     private final Runnable onRowSettled;
     private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
@@ -54,7 +57,7 @@ final class FanOutAckTracker {
             if (metadata != null) {
                 last = row.complete(slot, i == 0 ? delivered(metadata) : coalescedInto(record.rows[0].seq()));
             } else if (!toleratesAllErrors) {
-                last = row.complete(slot, "{\"filtered\":true}");
+                last = row.complete(slot, FILTERED);
             } else {
                 last = row.fail(slot, "record for subscription '" + row.subscription(slot)
                     + "' was not acknowledged (dropped under errors.tolerance=all; see the worker log or DLQ)");
@@ -82,6 +85,27 @@ final class FanOutAckTracker {
     /** Whether rows settled that {@link #drainSettled} has not taken yet. */
     boolean hasSettled() {
         return !settled.isEmpty();
+    }
+
+    /**
+     * Task thread: every slot still open is settled as filtered, as a null {@code commitRecord} would settle it
+     * under {@code errors.tolerance=none}; a later call for the same slot changes nothing.
+     *
+     * @return how many rows this settled
+     */
+    int settleOpenSlotsAsFiltered() {
+        int rows = 0;
+        for (PendingRow row : inFlight.values()) {
+            boolean last = false;
+            for (int slot = 0; slot < row.slotCount(); slot++) {
+                last |= row.complete(slot, FILTERED);
+            }
+            if (last) {
+                settled.add(row);
+                rows++;
+            }
+        }
+        return rows;
     }
 
     /** Task thread: rows claimed and not yet settled and drained. */

@@ -182,6 +182,33 @@ final class HeldRows {
     }
 
     /**
+     * The rows handed to Connect whose stamp has not committed: in flight, or acknowledged and waiting for the
+     * stamp. Every record made after this call may name them (docs/exactly-once.md, 3.3).
+     */
+    long[] producedNotStamped() {
+        long[] out = new long[inFlight.inFlightCount() + acknowledged.size()];
+        int i = 0;
+        for (PendingRow row : inFlight.inFlight()) {
+            out[i++] = row.seq();
+        }
+        for (PendingRow row : acknowledged) {
+            out[i++] = row.seq();
+        }
+        return out;
+    }
+
+    /**
+     * in flight -> settled as filtered: with connector-defined transaction boundaries, rows still in flight when
+     * Connect polls again are rows every record of which a transform filtered (any other list's commit delivered
+     * its acknowledgements first); their late null acknowledgements then change nothing.
+     *
+     * @return how many rows this settled
+     */
+    int settleInFlightAsFiltered() {
+        return inFlight.settleOpenSlotsAsFiltered();
+    }
+
+    /**
      * At stop, the rows still in flight, to release at once ({@link AttemptAtStop} says which keep their attempt,
      * and why).
      */

@@ -8,8 +8,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -60,6 +62,10 @@ final class JdbcOutboxStore implements OutboxStore {
     private final ReceiptsDropped receiptsDropped = new ReceiptsDropped(System::nanoTime);
     private final NamedSql.Bindable passSql;
     private final NamedSql.Bindable releaseSql;
+    private final NamedSql.Bindable returnAttemptSql;
+    private final NamedSql.Bindable recoverableSql;
+    private final NamedSql.Bindable stampRecoveredSql;
+    private final NamedSql.Bindable receiptsSql;
     private final NamedSql.Bindable poisonSql;
     private final NamedSql.Bindable extendSql;
     private final NamedSql.Bindable wakeSql;
@@ -112,6 +118,10 @@ final class JdbcOutboxStore implements OutboxStore {
         this.reader = new ClaimedRowReader(limits.maxRecordBytes());
         this.passSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
+        this.returnAttemptSql = SQL.bindable("ReturnAttemptKeepLease", quotedTable, columns::expand);
+        this.recoverableSql = SQL.bindable("RecoverableRows", quotedTable, columns::expand);
+        this.stampRecoveredSql = SQL.bindable("StampRecovered", quotedTable, columns::expand);
+        this.receiptsSql = SQL.bindable("NotifyReceipts", quotedTable, columns::expand);
         this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
         this.wakeSql = SQL.bindable("WakeTasks", quotedTable, columns::expand);
@@ -335,6 +345,92 @@ final class JdbcOutboxStore implements OutboxStore {
             releaseSql.set(ps, "errors", c.createArrayOf("text", rows.stream().map(Release::error).toArray()));
             releaseSql.set(ps, "owner", owner);
             ps.executeUpdate();
+        }
+    }
+
+    @Override
+    public void returnAttempts(Collection<Long> seqs) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(returnAttemptSql.sql())) {
+            returnAttemptSql.set(ps, "seqs", c.createArrayOf("bigint", seqs.toArray()));
+            returnAttemptSql.set(ps, "owner", owner);
+            ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Reads the named rows of this task's share, stamps those still leased by {@code owner}, and sends their
+     * receipts, in one transaction. When the server's NOTIFY queue is full the same runs again without the
+     * receipts (writers then read {@code fanned_out_at}, as for a lost notification).
+     */
+    @Override
+    public Recovered stampRecovered(String owner, long[] seqs, Function<String, String> fanoutOfType)
+        throws SQLException {
+        try {
+            return stampRecovered(owner, seqs, fanoutOfType, true);
+        } catch (SQLException e) {
+            if (!NotifyQueue.full(e)) {
+                throw e;
+            }
+            Recovered r = stampRecovered(owner, seqs, fanoutOfType, false);
+            receiptsDropped.dropped(r.stamped(), NotifyQueue.UNKNOWN, e);
+            return r;
+        }
+    }
+
+    private Recovered stampRecovered(String owner, long[] seqs, Function<String, String> fanoutOfType,
+                                     boolean receipts) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                List<Long> recoverable = new ArrayList<>();
+                List<String> fanouts = new ArrayList<>();
+                List<Long> notLeased = new ArrayList<>();
+                int alreadyStamped = 0;
+                try (PreparedStatement ps = c.prepareStatement(recoverableSql.sql())) {
+                    recoverableSql.set(ps, "seqs", c.createArrayOf("bigint", Arrays.stream(seqs).boxed().toArray()));
+                    recoverableSql.set(ps, "owner", owner);
+                    recoverableSql.set(ps, "task_count", taskCount);
+                    recoverableSql.set(ps, "task_index", taskIndex);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            if (rs.getBoolean(5)) {
+                                recoverable.add(rs.getLong(1));
+                                fanouts.add(fanoutOfType.apply(rs.getString(2)));
+                            } else if (rs.getBoolean(4)) {
+                                alreadyStamped++;
+                            } else {
+                                notLeased.add(rs.getLong(1));
+                            }
+                        }
+                    }
+                }
+                List<String> ids = new ArrayList<>(recoverable.size());
+                if (!recoverable.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement(stampRecoveredSql.sql())) {
+                        stampRecoveredSql.set(ps, "seqs", c.createArrayOf("bigint", recoverable.toArray()));
+                        stampRecoveredSql.set(ps, "fanouts", c.createArrayOf("text", fanouts.toArray()));
+                        stampRecoveredSql.set(ps, "owner", owner);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                ids.add(rs.getString(1));
+                            }
+                        }
+                    }
+                }
+                if (receipts && !ids.isEmpty() && !fannedChannel.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement(receiptsSql.sql())) {
+                        receiptsSql.set(ps, "channel", fannedChannel);
+                        receiptsSql.set(ps, "receipts", c.createArrayOf("text", receiptChunks(ids).toArray()));
+                        ps.executeQuery().close();
+                    }
+                }
+                c.commit();
+                return new Recovered(ids.size(), alreadyStamped + recoverable.size() - ids.size(), notLeased);
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
         }
     }
 

@@ -43,7 +43,7 @@ final class OutboxRecordFactory {
         .build();
 
     private final List<Subscription> subscriptions;
-    private final Map<String, ?> sourcePartition;
+    private final RecordOffsets informational;
     private final RecordShape shape;
     private final Clock wallClock;
     private final long timestampMaxAheadMs;
@@ -64,7 +64,7 @@ final class OutboxRecordFactory {
     OutboxRecordFactory(List<Subscription> subscriptions, String table, RecordShape shape, Clock wallClock,
                         long timestampMaxAheadMs) {
         this.subscriptions = subscriptions;
-        this.sourcePartition = Map.of("outbox", table);
+        this.informational = RecordOffsets.informational(table);
         this.shape = shape;
         this.wallClock = wallClock;
         this.timestampMaxAheadMs = timestampMaxAheadMs;
@@ -99,6 +99,11 @@ final class OutboxRecordFactory {
      * subscription gets the subject's highest seq, its latest event.
      */
     void records(List<PendingRow> batch, List<SourceRecord> out) {
+        records(batch, out, informational);
+    }
+
+    /** The same, each record with the source partition and offset {@code offsets} give it, in output order. */
+    void records(List<PendingRow> batch, List<SourceRecord> out, RecordOffsets offsets) {
         long now = wallClock.millis();
         List<PendingRow> inSeqOrder = new ArrayList<>(batch);
         inSeqOrder.sort(Comparator.comparingLong(PendingRow::seq));
@@ -107,7 +112,7 @@ final class OutboxRecordFactory {
             for (int slot = 0; slot < row.slotCount(); slot++) {
                 Subscription sub = row.subscriptionAt(slot);
                 if (!sub.coalesce()) {
-                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null, now));
+                    out.add(record(row, sub, new PendingRow[] {row}, new int[] {slot}, null, offsets, now));
                     continue;
                 }
                 List<PendingRow> group = coalesceGroups.get(sub.name()).get(row.row().subject());
@@ -127,9 +132,10 @@ final class OutboxRecordFactory {
                         slots[k++] = slotOf(covered, sub);
                     }
                 }
-                out.add(record(row, sub, rows, slots, seqs, now));
+                out.add(record(row, sub, rows, slots, seqs, offsets, now));
             }
         }
+        offsets.seal();
     }
 
     private Map<String, Map<String, List<PendingRow>>> coalesceGroups(List<PendingRow> batch) {
@@ -157,7 +163,7 @@ final class OutboxRecordFactory {
     }
 
     private OutboxRecord record(PendingRow pending, Subscription sub, PendingRow[] rows, int[] slots,
-                                List<Long> coalescedSeqs, long now) {
+                                List<Long> coalescedSeqs, RecordOffsets offsets, long now) {
         ClaimedRow row = pending.row();
         long timestamp = recordTimestamp(row.occurredAtMs(), now, timestampMaxAheadMs);
         if (timestamp != row.occurredAtMs() && !timestampReplacedLogged) {
@@ -210,7 +216,7 @@ final class OutboxRecordFactory {
                 headers.addString(row.headerKeys()[i], row.headerValues()[i]);
             }
         }
-        return new OutboxRecord(sourcePartition, Map.of("seq", row.seq()), sub.topic(), KEY_SCHEMA,
+        return new OutboxRecord(offsets.partition(), offsets.next(rows), sub.topic(), KEY_SCHEMA,
             row.subject(), valueSchema, value, timestamp, headers, rows, slots);
     }
 

@@ -15,6 +15,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.TransactionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +48,9 @@ public class OutboxRelayTask extends SourceTask {
     private ExecutorService maintenanceThread;
     private PassFailures failures;
     private TaskMetricsRegistry metricsRegistry;
+    /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
+    private TransactionContext transactions;
+    private SlotReconciler reconciler;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
     private boolean firstPassDone;
@@ -71,6 +75,19 @@ public class OutboxRelayTask extends SourceTask {
     public void start(Map<String, String> props) {
         config = new OutboxSourceTaskConfig(props);
         OutboxSourceConnectorConfig connector = config.connector();
+        transactions = context == null ? null : context.transactionContext();
+        boolean namesRows = !connector.toleratesAllErrors(); // docs/exactly-once.md, 3.1
+        if (transactions != null && !namesRows) {
+            throw new ConnectException("transaction.boundary=connector needs errors.tolerance=none: under"
+                + " errors.tolerance=all a record a converter or transform failure dropped is acknowledged like a"
+                + " filtered one, so the relay cannot tell which rows are in Kafka (validation refuses this"
+                + " configuration; docs/exactly-once.md, 3.10)");
+        }
+        // before the database is opened: a read that fails leaves nothing to close
+        reconciler = namesRows && context != null && context.offsetStorageReader() != null
+            ? SlotReconciler.read(context.offsetStorageReader(), connector.table(), config.relayTaskCount(),
+                connector.subscriptions())
+            : SlotReconciler.none();
         long now = clock.millis();
         // before the backend opens: its LISTEN thread may call notified() at once
         pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.sweepInterval().toMillis(),
@@ -86,10 +103,14 @@ public class OutboxRelayTask extends SourceTask {
         writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock,
             connector.listenEnabled() ? connector.notifyChannel() : null);
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
+        RecordOffsets.Naming naming = namesRows
+            ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex()), store.owner(),
+                config.relayTaskCount(), transactions != null)
+            : RecordOffsets.Naming.informational(connector.table());
         claims = new ClaimStep(store, held, writes,
             new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),
-                Clock.systemUTC(), connector.timestampMaxAheadMs()), rules,
-            sizer, pacer, metrics, clock);
+                Clock.systemUTC(), connector.timestampMaxAheadMs()), naming,
+            rules, sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
         boolean tableWide = config.relayTaskIndex() == 0;
         // only task 0 has table-wide rounds to run, beside its own thread
@@ -100,9 +121,10 @@ public class OutboxRelayTask extends SourceTask {
             metrics.gauges(held::inFlightCount, tableWide));
         metrics.claimSize(sizer.next(), 0);
         log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}-{}, subject share {}/{},"
-            + " listen {}, lease owner {}", config.leaseOwner(), connector.table(), connector.subscriptions().size(),
-            connector.batchSize(), sizer.max(), config.relayTaskIndex(), config.relayTaskCount(),
-            connector.listenEnabled(), store.owner());
+            + " listen {}, lease owner {}, source offsets {}", config.leaseOwner(), connector.table(),
+            connector.subscriptions().size(), connector.batchSize(), sizer.max(), config.relayTaskIndex(),
+            config.relayTaskCount(), connector.listenEnabled(), store.owner(), !namesRows ? "informational"
+                : transactions != null ? "naming the rows, one transaction per list" : "naming the rows");
     }
 
     /**
@@ -126,6 +148,9 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         held.dispatched(); // Connect is back for more: it sent everything returned before
+        if (transactions != null) {
+            settleAllFilteredLists();
+        }
         long now = clock.millis();
         if (now < backoffUntil) {
             leases.maybeExtendWhileBackingOff(now);
@@ -136,6 +161,10 @@ public class OutboxRelayTask extends SourceTask {
             List<SourceRecord> out = pass(now);
             failures.passed();
             if (!out.isEmpty()) {
+                if (transactions != null) {
+                    // one list, one transaction; never a batch-level commit or an abort (docs/exactly-once.md, 3.2)
+                    transactions.commitTransaction(out.get(out.size() - 1));
+                }
                 return out;
             }
         } catch (SQLException e) {
@@ -154,6 +183,18 @@ public class OutboxRelayTask extends SourceTask {
         }
         wake.await(pacer.waitMs(now, room));
         return null;
+    }
+
+    /**
+     * With connector-defined boundaries, rows still in flight when Connect polls again were filtered in every
+     * record (any other list's commit delivered its acknowledgements first): Connect holds their null
+     * acknowledgements until some later transaction commits, so they are settled as filtered now.
+     */
+    private void settleAllFilteredLists() {
+        int settled = held.settleInFlightAsFiltered();
+        if (settled > 0) {
+            log.debug("Settled {} rows whose every record a transform filtered", settled);
+        }
     }
 
     private List<SourceRecord> pass(long now) throws SQLException {
@@ -191,13 +232,15 @@ public class OutboxRelayTask extends SourceTask {
 
     /**
      * Before the first claim: no running connector may serve other subscriptions on the table (their
-     * subscribers would lose the rows this task stamps), and the table's wake-up flag, if it has one.
+     * subscribers would lose the rows this task stamps), the rows committed source offsets name are stamped
+     * ({@link SlotReconciler}), and the table's wake-up flag, if it has one.
      */
     private void firstPass() throws SQLException {
         String conflict = store.tableShareConflict();
         if (conflict != null) {
             throw new ConnectException(conflict);
         }
+        reconciler.reconcile(store);
         if (config.connector().listenEnabled()) {
             ClaimPacer.Flag flag = store.wakeupFlag();
             if (flag != null && !flag.counted()) {
@@ -225,7 +268,8 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     /**
-     * Writes what settled, then releases every row still in flight at once; whatever fails, the leases
+     * Writes what settled, then releases every row still in flight at once (with connector-defined transaction
+     * boundaries keeps their leases instead: their transaction may have committed); whatever fails, the leases
      * run out and the rows are claimed again.
      */
     @Override
@@ -248,7 +292,11 @@ public class OutboxRelayTask extends SourceTask {
                 + " delivered again", e.getMessage(), config.connector().lease().toMillis());
         }
         try {
-            writes.releaseAtStop();
+            if (transactions != null) {
+                writes.keepLeasesAtStop();
+            } else {
+                writes.releaseAtStop();
+            }
         } catch (SQLException e) {
             log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",
                 e.getMessage(), config.connector().lease().toMillis());

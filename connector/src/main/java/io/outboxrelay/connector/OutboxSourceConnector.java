@@ -8,6 +8,7 @@ import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.ConnectorTransactionBoundaries;
 import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 import org.slf4j.Logger;
@@ -86,6 +87,7 @@ public class OutboxSourceConnector extends SourceConnector {
         Config result = new Config(values);
         checkTaskCount(connectorConfigs, result);
         checkCloudEventsSource(connectorConfigs, result);
+        ExactlyOnceRules.check(connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
             new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
                 connectorConfigs.getOrDefault("name", "outbox")).check(result);
@@ -119,10 +121,26 @@ public class OutboxSourceConnector extends SourceConnector {
         }
     }
 
+    /**
+     * SUPPORTED whenever {@code errors.tolerance=none}, with any transaction boundary: the records' source offsets
+     * name the rows produced and not yet stamped, and a task that starts stamps those instead of producing them
+     * again (docs/exactly-once.md). Under {@code errors.tolerance=all}, UNSUPPORTED; {@link #validate} says why.
+     */
     @Override
     public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> connectorConfig) {
-        // The stamp in PostgreSQL and the records in Kafka are not one transaction: delivery is
-        // at-least-once, and every record carries the event id for consumers to dedupe.
-        return ExactlyOnceSupport.UNSUPPORTED;
+        return ExactlyOnceRules.support(connectorConfig);
+    }
+
+    /** The relay ends one transaction per claimed list when asked to define them; not under errors.tolerance=all. */
+    @Override
+    public ConnectorTransactionBoundaries canDefineTransactionBoundaries(Map<String, String> connectorConfig) {
+        return ExactlyOnceRules.transactionBoundaries(connectorConfig);
+    }
+
+    /** Resets of the committed offsets are accepted; a written value that names rows is refused. */
+    @Override
+    public boolean alterOffsets(Map<String, String> connectorConfig, Map<Map<String, ?>, Map<String, ?>> offsets) {
+        ExactlyOnceRules.checkAlteredOffsets(offsets);
+        return true;
     }
 }

@@ -212,7 +212,6 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     /** Connect's own {@code errors.tolerance}; decides what a null commitRecord metadata means. */
     public boolean toleratesAllErrors() {
-        Object v = originals().get("errors.tolerance");
-        return v != null && "all".equalsIgnoreCase(v.toString().trim());
+        return ExactlyOnceRules.toleratesAllErrors(originalsStrings());
     }
 }

@@ -3,6 +3,7 @@ package io.outboxrelay.connector;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Everything a relay task does to the outbox table, one method per row-state edge (docs/row-lifecycle.md):
@@ -34,6 +35,20 @@ interface OutboxStore {
 
     /** leased -> pending: the lease cleared, the attempt returned or not, the next claim delayed or not. */
     void release(List<Release> rows) throws SQLException;
+
+    /**
+     * At a stop with connector-defined transaction boundaries: rows this incarnation leases keep their lease and
+     * get their attempt back (docs/exactly-once.md, 3.7).
+     */
+    void returnAttempts(Collection<Long> seqs) throws SQLException;
+
+    /**
+     * leased by {@code owner} -> fanned out, without producing: the rows of this task's share that a committed
+     * source offset of {@code owner} names and that it still leases un-fanned and not poisoned (their records are
+     * in Kafka, only the stamp is missing), with {@code fanoutOfType.apply(type)} as their {@code fanout}, and
+     * their write receipts (docs/exactly-once.md, 3.5).
+     */
+    Recovered stampRecovered(String owner, long[] seqs, Function<String, String> fanoutOfType) throws SQLException;
 
     /** pending or leased -> poisoned; returns the rows this call poisoned. */
     List<PoisonedRow> poison(List<Poison> rows) throws SQLException;
@@ -119,6 +134,14 @@ interface OutboxStore {
 
     /** A row {@link #takeBackUnknownLeases} gave back, with its attempts after that. */
     record TakenBack(long seq, int attempts) {
+    }
+
+    /**
+     * What a reconciliation stamp found among the named rows of this task's share: how many it stamped, how
+     * many were stamped already, and the seqs neither stamped nor leased by the owner (requeued, released,
+     * claimed by another connector, or rows of a table created again).
+     */
+    record Recovered(int stamped, int alreadyStamped, List<Long> notLeased) {
     }
 
     /** Rows waiting (capped count) and the age of the oldest in ms (0 when none). */

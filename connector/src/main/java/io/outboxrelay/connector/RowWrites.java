@@ -157,4 +157,25 @@ final class RowWrites {
             }
         }
     }
+
+    /**
+     * At stop with connector-defined transaction boundaries: lost claims given back, and the rows still in flight
+     * keep their lease (their transaction may have committed: the next incarnation reconciles, then takes them
+     * over), their attempt returned as {@link HeldRows#inFlightAtStop} says (docs/exactly-once.md, 3.7).
+     */
+    void keepLeasesAtStop() throws SQLException {
+        giveBackLostClaims();
+        List<OutboxStore.Release> inFlight = held.inFlightAtStop();
+        List<Long> returned = inFlight.stream().filter(OutboxStore.Release::returnAttempt).map(OutboxStore.Release::seq)
+            .toList();
+        if (!returned.isEmpty()) {
+            store.returnAttempts(returned);
+        }
+        if (!inFlight.isEmpty()) {
+            log.info("Kept the leases of {} rows still in flight at stop, their transaction's outcome unknown here;"
+                + " the next start of this task stamps those a committed offset names and produces the others ({}"
+                + " of them got their attempt back)", inFlight.size(), returned.size());
+        }
+        held.clearInFlight();
+    }
 }

@@ -141,6 +141,40 @@ UPDATE {table} e
        AS x(seq, giveback, delay_ms, error)
  WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL AND e.lease_owner = :owner;
 
+-- name: ReturnAttemptKeepLease
+-- At a stop with connector-defined transaction boundaries (docs/exactly-once.md, 3.7): rows still in flight
+-- may belong to a transaction whose commit outcome is unknown, so they keep lease_owner and lease_until (the
+-- next incarnation reconciles, then takes them over); only their attempt is given back.
+UPDATE {table}
+   SET attempts = GREATEST(attempts - 1, 0)
+ WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL;
+
+-- name: RecoverableRows
+-- Reconciliation at a task's start (docs/exactly-once.md, 3.5): of the rows a committed source offset names,
+-- those in this task's share, with their type and id, and whether the offset's owner still leases them
+-- un-fanned and not poisoned (then their records are in Kafka and only the stamp is missing).
+SELECT seq, {col.type}, {col.id}::text, fanned_out_at IS NOT NULL,
+       (lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL)
+  FROM {table}
+ WHERE seq = ANY(:seqs::bigint[])
+   AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
+ ORDER BY seq;
+
+-- name: StampRecovered
+-- leased by the offset's owner -> fanned out, without producing: :seqs[i] gets :fanouts[i] ({"<subscription>":
+-- {"recovered": "source offset"}} per matching subscription). The same guard as RecoverableRows, so a row
+-- stamped, requeued or claimed by someone else meanwhile is left alone. Returns the ids stamped, for the
+-- receipts (NotifyReceipts, same transaction).
+UPDATE {table} e
+   SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+  FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
+ WHERE e.seq = x.seq AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+RETURNING e.{col.id}::text;
+
+-- name: NotifyReceipts
+-- The write receipts of a stamp that is not ClaimRows' (reconciliation): one NOTIFY per chunk of ids.
+SELECT count(pg_notify(:channel, r)) FROM unnest(:receipts::text[]) r;
+
 -- name: PoisonRows
 -- seqs[i] is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
 -- type and subject cut at :text_max characters, and every text as ClaimRows sends it (hex of its bytes in a

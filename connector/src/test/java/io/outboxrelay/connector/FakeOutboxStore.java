@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -48,6 +49,10 @@ final class FakeOutboxStore implements OutboxStore {
     final Map<Long, Row> rows = new TreeMap<>();
     final List<List<Long>> extensions = new ArrayList<>();
     final List<List<Release>> releases = new ArrayList<>();
+    /** Every reconciliation stamp: the owner, and the seqs it stamped. */
+    final List<Map.Entry<String, List<Long>>> recoveries = new ArrayList<>();
+    /** Rows given their attempt back with their lease kept (a stop with connector boundaries). */
+    final List<Long> attemptsReturned = new ArrayList<>();
     /** Every pass the task made, in order. */
     final List<Pass> passes = new ArrayList<>();
     /** The transactions the test says are in progress (xids as text), as a claim's snapshot sees them. */
@@ -57,7 +62,8 @@ final class FakeOutboxStore implements OutboxStore {
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
     private final LongSupplier clock;
     private static final String EARLIER_INCARNATION = "relay-0#0";
-    private final String owner = "relay-0#1";
+    private String owner = "relay-0#1";
+    private int incarnation = 1;
     private final long leaseMs;
     private boolean loseNextClaimResult;
     private long maxClaimBytes = Long.MAX_VALUE;
@@ -70,14 +76,21 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     void insert(long seq, String subject) {
-        rows.put(seq, new Row(seq, "order.created", subject));
+        insert(seq, subject, "order.created");
+    }
+
+    void insert(long seq, String subject, String type) {
+        rows.put(seq, new Row(seq, type, subject));
     }
 
     Row row(long seq) {
         return rows.get(seq);
     }
 
-    /** The next call of {@code operation} (claim, stamp, release, poison, extend, takeBack) fails with this SQLState. */
+    /**
+     * The next call of {@code operation} (claim, stamp, release, poison, extend, takeBack, returnAttempts,
+     * stampRecovered) fails with this SQLState.
+     */
     void failNext(String operation, String sqlState) {
         failures.computeIfAbsent(operation, k -> new ArrayDeque<>())
             .add(new SQLException("test: " + operation + " failed", sqlState));
@@ -159,7 +172,13 @@ final class FakeOutboxStore implements OutboxStore {
 
     /** As ClaimRows: an earlier incarnation's lease ending by the horizon of this incarnation's first claim. */
     private boolean takeover(Row r) {
-        return r.leaseOwner.equals(EARLIER_INCARNATION) && r.leaseUntil <= takeoverUntil;
+        return r.leaseOwner.startsWith("relay-0#") && !r.leaseOwner.equals(owner) && r.leaseUntil <= takeoverUntil;
+    }
+
+    /** The task starts again (after a crash): a new lease owner, whose first claim sets its takeover horizon. */
+    void newIncarnation() {
+        owner = "relay-0#" + (++incarnation);
+        takeoverUntil = Long.MIN_VALUE;
     }
 
     /** Leases a row as an earlier incarnation of this task did before it stopped. */
@@ -198,6 +217,53 @@ final class FakeOutboxStore implements OutboxStore {
                 r.lastError = rel.error() == null ? r.lastError : rel.error();
             }
         }
+    }
+
+    @Override
+    public void returnAttempts(Collection<Long> seqs) throws SQLException {
+        maybeFail("returnAttempts");
+        for (long seq : seqs) {
+            Row r = rows.get(seq);
+            if (r.pending() && owner.equals(r.leaseOwner)) {
+                r.attempts = Math.max(0, r.attempts - 1);
+                attemptsReturned.add(seq);
+            }
+        }
+    }
+
+    /** As RecoverableRows and StampRecovered (the fake's task has the whole table as its share). */
+    @Override
+    public Recovered stampRecovered(String leaseOwner, long[] seqs, Function<String, String> fanoutOfType)
+        throws SQLException {
+        maybeFail("stampRecovered");
+        List<Long> stamped = new ArrayList<>();
+        List<Long> notLeased = new ArrayList<>();
+        int already = 0;
+        for (long seq : seqs) {
+            Row r = rows.get(seq);
+            if (r == null) {
+                continue;
+            }
+            if (r.pending() && leaseOwner.equals(r.leaseOwner)) {
+                r.fanout = fanoutOfType.apply(r.type);
+                r.leaseOwner = null;
+                stamped.add(seq);
+            } else if (r.fanout != null) {
+                already++;
+            } else {
+                notLeased.add(seq);
+            }
+        }
+        recoveries.add(Map.entry(leaseOwner, stamped));
+        return new Recovered(stamped.size(), already, notLeased);
+    }
+
+    /** Leases a row as {@code leaseOwner} did (an incarnation that is gone). */
+    void leaseAs(long seq, String leaseOwner) {
+        Row r = rows.get(seq);
+        r.leaseOwner = leaseOwner;
+        r.leaseUntil = clock.getAsLong() + leaseMs;
+        r.attempts++;
     }
 
     @Override

@@ -11,12 +11,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -240,20 +242,70 @@ class JdbcOutboxStoreIT {
         assertThat(db.query("SELECT DISTINCT fanout::text FROM events")).containsExactly(List.of("{}"));
     }
 
+    /**
+     * Reconciliation (docs/exactly-once.md, 3.5): of the rows a committed offset names, only those still leased
+     * un-fanned and not poisoned by the owner it names are stamped, with the fanout it was given and their
+     * receipts; the others are counted as stamped already or reported.
+     */
     @Test
-    void wakingTheTasksNotifiesTheirChannel() throws Exception {
+    void theReconciliationStampTakesOnlyRowsItsOwnerStillLeasesAndSendsTheirReceipts() throws Exception {
+        db.insertEvents(6, 6, "t.a", "t.b");
+        JdbcOutboxStore dead = claimer("recover-0", 60_000);
+        assertThat(dead.claim(5).rows()).hasSize(5); // seqs 1-5; 6 stays pending
+        db.execute("UPDATE events SET fanned_out_at = now(), fanout = '{}', lease_owner = NULL WHERE seq = 2");
+        db.execute("UPDATE events SET poisoned_at = now(), lease_owner = NULL WHERE seq = 3");
+        db.execute("UPDATE events SET lease_owner = 'someone-else#1' WHERE seq = 4");
+        JdbcOutboxStore successor = claimer("recover-0", 60_000);
         try (Connection listener = db.connect()) {
             try (Statement st = listener.createStatement()) {
-                st.execute("LISTEN outbox_events");
+                st.execute("LISTEN outbox_events_fanned");
             }
-            claimer("wake-0", 60_000).wake("outbox_events");
+            OutboxStore.Recovered r = successor.stampRecovered(dead.owner(), new long[] {1, 2, 3, 4, 5, 6, 99},
+                type -> "{\"" + type + "\": {\"recovered\": \"source offset\"}}");
+
+            assertThat(r.stamped()).isEqualTo(2);
+            assertThat(r.alreadyStamped()).isEqualTo(1);
+            assertThat(r.notLeased()).containsExactly(3L, 4L, 6L);
             List<String> received = new ArrayList<>();
             await().atMost(Duration.ofSeconds(10)).until(() -> {
                 received.addAll(notifications(listener));
                 return !received.isEmpty();
             });
-            assertThat(received).containsExactly("");
+            assertThat(String.join(",", received).split(",")).containsExactlyInAnyOrderElementsOf(
+                db.query("SELECT id::text FROM events WHERE seq IN (1, 5)").stream().map(x -> (String) x.get(0)).toList());
         }
+        String recovered = "{\"t.a\": {\"recovered\": \"source offset\"}}";
+        assertThat(db.query("SELECT seq, fanout::text, lease_owner FROM events WHERE seq IN (1, 5) ORDER BY seq"))
+            .containsExactly(Arrays.asList(1L, recovered, null), Arrays.asList(5L, recovered, null));
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq IN (3, 4, 6) AND fanned_out_at IS NOT NULL"))
+            .as("poisoned, someone else's and pending rows untouched").isZero();
+    }
+
+    @Test
+    void theReconciliationStampTakesOnlyRowsOfTheTasksShare() throws Exception {
+        db.insertEvents(40, 40, "t.a");
+        JdbcOutboxStore dead = claimer("share-0", 60_000);
+        assertThat(dead.claim(40).rows()).hasSize(40);
+        JdbcOutboxStore taskOneOfTwo = new JdbcOutboxStore(pool, "events", "\"events\"", "share-1", "0a", 2, 1, 60_000,
+            "", null);
+        OutboxStore.Recovered r = taskOneOfTwo.stampRecovered(dead.owner(), LongStream.rangeClosed(1, 40).toArray(),
+            type -> "{}");
+        long inShare = db.queryLong("SELECT count(*) FROM events"
+            + " WHERE mod(hashtext(subject::text)::bigint + 2147483648, 2) = 1");
+        assertThat(r.stamped()).isEqualTo((int) inShare).isBetween(1, 39);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL")).isEqualTo(inShare);
+    }
+
+    /** A stop with connector boundaries: the attempt back, the lease kept, and only for this owner's rows. */
+    @Test
+    void returningAnAttemptKeepsTheLease() throws Exception {
+        db.insertEvents(2, 2, "t.a");
+        JdbcOutboxStore c = claimer("keep-0", 60_000);
+        assertThat(c.claim(2).rows()).hasSize(2);
+        db.execute("UPDATE events SET lease_owner = 'other#1' WHERE seq = 2");
+        c.returnAttempts(List.of(1L, 2L));
+        assertThat(db.query("SELECT seq, attempts, lease_owner, lease_until > now() FROM events ORDER BY seq"))
+            .containsExactly(List.of(1L, 0, c.owner(), true), List.of(2L, 1, "other#1", true));
     }
 
     /** The payloads of the notifications {@code listener} received since the last call. */
@@ -295,6 +347,22 @@ class JdbcOutboxStoreIT {
                 expected.stream().map(r -> (String) r.get(1)).toList());
             assertThat(row.payloadBytes()).isEqualTo(db.queryLong(
                 "SELECT octet_length(payload::text) FROM events WHERE seq = ?", row.seq()));
+        }
+    }
+
+    @Test
+    void wakingTheTasksNotifiesTheirChannel() throws Exception {
+        try (Connection listener = db.connect()) {
+            try (Statement st = listener.createStatement()) {
+                st.execute("LISTEN outbox_events");
+            }
+            claimer("wake-0", 60_000).wake("outbox_events");
+            List<String> received = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                received.addAll(notifications(listener));
+                return !received.isEmpty();
+            });
+            assertThat(received).containsExactly("");
         }
     }
 }

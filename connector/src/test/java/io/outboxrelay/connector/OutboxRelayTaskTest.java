@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -71,7 +72,7 @@ class OutboxRelayTaskTest {
     }
 
     private static List<Long> seqs(List<SourceRecord> records) {
-        return records.stream().map(r -> (Long) r.sourceOffset().get("seq")).toList();
+        return records.stream().map(r -> ((Struct) r.value()).getInt64("seq")).toList();
     }
 
     @Test

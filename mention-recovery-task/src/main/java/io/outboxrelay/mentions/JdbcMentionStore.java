@@ -102,6 +102,20 @@ public final class JdbcMentionStore implements MentionStore {
         }
     }
 
+    @Override
+    public int markNamed(Collection<MentionOffsets.Named> messages, long routedAtUnixMs) throws SQLException {
+        if (messages.isEmpty()) {
+            return 0;
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(SQL.get("MarkNamedMentionsRouted"))) {
+            ps.setLong(1, routedAtUnixMs);
+            ps.setArray(2, c.createArrayOf("bigint", messages.stream().map(MentionOffsets.Named::seq).toArray()));
+            ps.setArray(3, textArray(c, messages.stream().map(MentionOffsets.Named::id).toList()));
+            return ps.executeUpdate();
+        }
+    }
+
     private static Array textArray(Connection c, Collection<String> values) throws SQLException {
         return c.createArrayOf("text", values.toArray(new String[0]));
     }

@@ -65,6 +65,11 @@ final class MentionAckTracker {
             return messageId;
         }
 
+        /** Whether one of its records was acknowledged without metadata already. */
+        boolean undelivered() {
+            return undelivered;
+        }
+
         /** Records the outcome of one of this message's records; call once per record. */
         void settle(boolean delivered) {
             if (!delivered) {

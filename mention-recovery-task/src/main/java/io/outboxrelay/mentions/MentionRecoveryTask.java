@@ -16,6 +16,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.TransactionContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,6 +71,14 @@ public class MentionRecoveryTask extends SourceTask {
     private Backoff markBackoff;
     /** When the pending marks may be tried again ({@code timers} millis); 0 when no mark has failed. */
     private long markRetryAtMs;
+    /** Whether records name their messages in their source offsets ({@code errors.tolerance=none}). */
+    private boolean namesMessages;
+    /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
+    private TransactionContext transactions;
+    /** The messages the committed offset named at start: marked before the first pass. */
+    private List<MentionOffsets.Named> namedAtStart = List.of();
+    /** The records of the last list returned; with connector boundaries, settled if Connect never does. */
+    private List<SourceRecord> lastList = List.of();
 
     public MentionRecoveryTask() {
         this(Clock.systemUTC(), new MonotonicClock(), MentionDatabase::open, MAX_POLL_WAIT);
@@ -110,10 +119,19 @@ public class MentionRecoveryTask extends SourceTask {
         unmarked.clear();
         pass = null;
         toleranceAll = "all".equalsIgnoreCase(config.connectorSetting("errors.tolerance"));
+        namesMessages = !toleranceAll;
+        transactions = context == null ? null : context.transactionContext();
+        lastList = List.of();
         if (!config.enabled()) {
             log.info("Mention recovery is disabled ({}=false); the task stays idle", MentionRecoveryConfig.ENABLED);
             return;
         }
+        if (transactions != null && toleranceAll) {
+            throw new ConnectException("transaction.boundary=connector needs errors.tolerance=none: under"
+                + " errors.tolerance=all a dropped record is acknowledged like a filtered one (docs/exactly-once.md,"
+                + " 3.10)");
+        }
+        namedAtStart = namesMessages ? readNamed() : List.of();
         OpenedDatabase db = opener.open(config, trigger);
         store = db.store();
         resources = db.closer();
@@ -124,6 +142,36 @@ public class MentionRecoveryTask extends SourceTask {
                 + "older than {} ms, sessions live for {} ms, {}", config.topic(), config.batchSize(),
             config.scanInterval().toMillis(), config.minAge().toMillis(), config.sessionLive().toMillis(),
             config.notifyChannel().map(c -> "LISTEN " + c).orElse("LISTEN disabled"));
+    }
+
+    /**
+     * The messages the committed source offset names: their records are in Kafka (committed, or acknowledged
+     * without exactly-once) and their mark may be missing (docs/exactly-once.md, 3.12).
+     */
+    private List<MentionOffsets.Named> readNamed() {
+        if (context == null || context.offsetStorageReader() == null) {
+            return List.of();
+        }
+        Map<String, Object> value;
+        try {
+            value = context.offsetStorageReader().offset(RecoveredMentions.SOURCE_PARTITION);
+        } catch (RuntimeException e) {
+            throw new ConnectException("Mention recovery could not read its committed source offset, which names the"
+                + " messages published before a crash and not yet marked: " + e.getMessage() + ". Check that the"
+                + " broker is reachable, then restart the task.", e);
+        }
+        try {
+            List<MentionOffsets.Named> named = MentionOffsets.parse(value);
+            if (!named.isEmpty()) {
+                log.info("Mention recovery: the committed source offset names {} message(s) published and maybe not"
+                    + " marked; they are marked before the first pass", named.size());
+            }
+            return named;
+        } catch (IllegalArgumentException e) {
+            log.warn("Mention recovery: ignoring its committed source offset ({}); the messages it named, if any"
+                + " were not marked, are published again", e.getMessage());
+            return List.of();
+        }
     }
 
     /**
@@ -142,6 +190,15 @@ public class MentionRecoveryTask extends SourceTask {
                 t.awaitSignal(maxPollWait);
             }
             return null;
+        }
+        if (!namedAtStart.isEmpty() && !markNamedAtStart()) {
+            t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
+            return null;
+        }
+        if (transactions != null && !acks.allSettled()) {
+            // connector boundaries: Connect polls again only after the last list's commit delivered its
+            // acknowledgements, unless every record was filtered; their nulls come with some later commit
+            lastList.forEach(r -> ((MentionRecord) r).settle(false));
         }
         boolean settled = acks.allSettled(); // read first: a settled message was queued before it counted
         unmarked.addAll(acks.drainAcked());
@@ -206,10 +263,15 @@ public class MentionRecoveryTask extends SourceTask {
             return null;
         }
         List<SourceRecord> records = new ArrayList<>();
+        MentionOffsets offsets = namesMessages ? new MentionOffsets(transactions != null) : null;
         for (MentionBatchPlan.Routed routed : plan.routed()) {
             MentionAckTracker.PendingMessage pending = acks.expect(routed.message().id(), routed.mentions().size());
-            for (RoutedMention m : routed.mentions()) {
-                records.add(RecoveredMentions.record(config.topic(), routed.message(), m, now, pending));
+            List<RoutedMention> mentions = routed.mentions();
+            for (int i = 0; i < mentions.size(); i++) {
+                RoutedMention m = mentions.get(i);
+                Map<String, ?> offset = offsets == null ? Map.of("seq", routed.message().seq())
+                    : offsets.next(routed.message(), pending, i == mentions.size() - 1);
+                records.add(RecoveredMentions.record(config.topic(), routed.message(), m, now, pending, offset));
                 pass.recorded(m.arm());
                 metrics.recovered(m.arm(), 1);
                 log.trace("Mention recovery routes message {} to {} as {}", routed.message().id(),
@@ -218,7 +280,46 @@ public class MentionRecoveryTask extends SourceTask {
         }
         unmarked.addAll(plan.nothingToRoute());
         markPending();
-        return records.isEmpty() ? null : records;
+        if (records.isEmpty()) {
+            return null;
+        }
+        lastList = records;
+        if (transactions != null) {
+            transactions.commitTransaction(records.get(records.size() - 1)); // one list, one transaction
+        }
+        return records;
+    }
+
+    /**
+     * Marks the messages the committed offset named, before any pass; false while that is not done (a retriable
+     * failure backs off with the marks' backoff).
+     *
+     * @throws ConnectException when the failure is one a retry cannot fix
+     */
+    private boolean markNamedAtStart() {
+        long timer = timers.millis();
+        if (timer < markRetryAtMs) {
+            return false;
+        }
+        try {
+            int n = store.markNamed(namedAtStart, clock.millis());
+            log.info("Mention recovery marked {} of the {} message(s) its committed offset named (the others were"
+                + " marked already, or are no longer those messages)", n, namedAtStart.size());
+            metrics.marked(n);
+            namedAtStart = List.of();
+            markBackoff.reset();
+            markRetryAtMs = 0;
+            return true;
+        } catch (SQLException e) {
+            String what = "marking the " + namedAtStart.size() + " message(s) the committed offset names";
+            if (!MentionErrors.retriable(e)) {
+                throw MentionErrors.markFailed(what, e);
+            }
+            long delay = markBackoff.nextDelayMs();
+            markRetryAtMs = timer + delay;
+            log.warn("{}; no pass runs until they are marked; retrying in {} ms", MentionErrors.describe(what, e), delay);
+            return false;
+        }
     }
 
     /**
@@ -291,7 +392,8 @@ public class MentionRecoveryTask extends SourceTask {
 
     /**
      * Runs on the producer's I/O thread (or the task thread for a filtered record): O(1), no JDBC.
-     * Null metadata means the record was not delivered; its message then stays unrouted.
+     * Null metadata means the record was not delivered; its message then stays unrouted (and a source offset
+     * computed afterwards leaves it out).
      */
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {

@@ -33,6 +33,12 @@ public interface MentionStore {
     /** Sets {@code mentions_routed_at} on those of the messages that are still NULL; returns how many. */
     int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException;
 
+    /**
+     * Sets {@code mentions_routed_at} on those of the named messages (seq and id both matching) that are still
+     * NULL; returns how many.
+     */
+    int markNamed(Collection<MentionOffsets.Named> messages, long routedAtUnixMs) throws SQLException;
+
     /** One {@code owed_mentions} row. */
     record OwedRow(String agentAccountId, String messageId) {
     }

@@ -9,9 +9,11 @@ import org.apache.kafka.connect.data.Timestamp;
 
 /**
  * The shape of a recovered-mention record: key = the agent account id (string), value = a
- * {@code RecoveredMention} struct, timestamp = {@code recovered_at}. Source offsets are informational
- * only ({@code {"seq": n}}); the task never reads them back, because a stored position is exactly
- * the cursor that loses late-committing messages.
+ * {@code RecoveredMention} struct, timestamp = {@code recovered_at}. Source offsets name the messages
+ * whose records were handed to Connect and which are not marked yet ({@link MentionOffsets}), or under
+ * {@code errors.tolerance=all} are the informational {@code {"seq": n}}. Neither is a position: the scan
+ * never starts from one, because a stored position is exactly the cursor that loses late-committing
+ * messages.
  */
 public final class RecoveredMentions {
     public static final String VALUE_SCHEMA_NAME = "io.outboxrelay.mentions.RecoveredMention";
@@ -50,8 +52,9 @@ public final class RecoveredMentions {
     }
 
     static MentionRecord record(String topic, UnroutedMessage message, RoutedMention mention,
-                                long recoveredAtUnixMs, MentionAckTracker.PendingMessage pending) {
-        return new MentionRecord(SOURCE_PARTITION, Map.of("seq", message.seq()), topic,
+                                long recoveredAtUnixMs, MentionAckTracker.PendingMessage pending,
+                                Map<String, ?> sourceOffset) {
+        return new MentionRecord(SOURCE_PARTITION, sourceOffset, topic,
             KEY_SCHEMA, mention.member().accountId(), VALUE_SCHEMA, value(message, mention, recoveredAtUnixMs),
             recoveredAtUnixMs, pending);
     }

@@ -58,3 +58,14 @@ UPDATE messages m
   FROM unnest(?::text[]) AS u(id)
  WHERE m.id = u.id
    AND m.mentions_routed_at IS NULL
+
+-- name: MarkNamedMentionsRouted
+-- 1 routedAt, 2 seqs (bigint[]), 3 message ids (text[]): at the task's start, the messages its committed
+-- source offset names (their records are in Kafka; docs/exactly-once.md, 3.12). The (seq, id) pair guards
+-- against a messages table created again since the offset was written; guarded like MarkMentionsRouted.
+UPDATE messages m
+   SET mentions_routed_at = ?
+  FROM unnest(?::bigint[], ?::text[]) AS u(seq, id)
+ WHERE m.seq = u.seq
+   AND m.id = u.id
+   AND m.mentions_routed_at IS NULL

@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * An in-memory {@link MentionStore} for unit tests: messages, members, owed rows and markers in maps,
@@ -97,6 +98,28 @@ final class FakeMentionStore implements MentionStore {
     public int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException {
         calls.add("mark:" + String.join(",", messageIds));
         markCalls.add(List.copyOf(messageIds));
+        failMarkIfAsked();
+        int n = 0;
+        for (String id : messageIds) {
+            n += mark(messages.get(id), routedAtUnixMs);
+        }
+        return n;
+    }
+
+    /** As MarkNamedMentionsRouted: seq and id must both match. Fails as markRouted does. */
+    @Override
+    public int markNamed(Collection<MentionOffsets.Named> named, long routedAtUnixMs) throws SQLException {
+        calls.add("markNamed:" + named.stream().map(n -> n.seq() + "/" + n.id()).collect(Collectors.joining(",")));
+        failMarkIfAsked();
+        int n = 0;
+        for (MentionOffsets.Named m : named) {
+            Row row = messages.get(m.id());
+            n += row != null && row.message.seq() == m.seq() ? mark(row, routedAtUnixMs) : 0;
+        }
+        return n;
+    }
+
+    private void failMarkIfAsked() throws SQLException {
         if (failMarks != null) {
             throw failMarks;
         }
@@ -105,14 +128,13 @@ final class FakeMentionStore implements MentionStore {
             failNextMark = null;
             throw e;
         }
-        int n = 0;
-        for (String id : messageIds) {
-            Row row = messages.get(id);
-            if (row != null && row.routedAt == null) {
-                row.routedAt = routedAtUnixMs;
-                n++;
-            }
+    }
+
+    private static int mark(Row row, long routedAtUnixMs) {
+        if (row != null && row.routedAt == null) {
+            row.routedAt = routedAtUnixMs;
+            return 1;
         }
-        return n;
+        return 0;
     }
 }

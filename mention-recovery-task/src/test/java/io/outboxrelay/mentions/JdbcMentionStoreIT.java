@@ -177,6 +177,26 @@ class JdbcMentionStoreIT {
         assertThat(store.markRouted(List.of(), NOW)).isZero();
     }
 
+    /** At start, the messages a committed offset names: only where seq and id both match, and still unrouted. */
+    @Test
+    void marksANamedMessageOnlyWhenItsSeqAndIdBothMatch() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        message(owner, "m2", "ch", "u", "b", NOW);
+        message(owner, "m3", "ch", "u", "c", NOW);
+        exec(owner, "UPDATE messages SET mentions_routed_at = 42 WHERE id = 'm3'");
+        long seq1 = queryLong(owner, "SELECT seq FROM messages WHERE id = 'm1'");
+        long seq2 = queryLong(owner, "SELECT seq FROM messages WHERE id = 'm2'");
+        long seq3 = queryLong(owner, "SELECT seq FROM messages WHERE id = 'm3'");
+
+        assertThat(store.markNamed(List.of(new MentionOffsets.Named(seq1, "m1"), new MentionOffsets.Named(seq2 + 100, "m2"),
+            new MentionOffsets.Named(seq3, "m3")), NOW)).isEqualTo(1);
+
+        assertThat(routedAt(owner, "m1")).isEqualTo(NOW);
+        assertThat(routedAt(owner, "m2")).as("another message under that id now").isNull();
+        assertThat(routedAt(owner, "m3")).isEqualTo(42L);
+        assertThat(store.markNamed(List.of(), NOW)).isZero();
+    }
+
     @Test
     void grantsTheRelayRoleNothingBeyondWhatThePassNeeds() throws SQLException {
         message(owner, "m1", "ch", "u", "a", NOW);

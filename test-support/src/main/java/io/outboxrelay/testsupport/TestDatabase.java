@@ -68,15 +68,29 @@ public record TestDatabase(String name, String jdbcUrl, String user, String pass
      * backlog between the test's progress check and the fault.
      */
     public void throttleRowUpdates(String table, int microsPerRow) {
+        throttle(table, microsPerRow, "");
+    }
+
+    /**
+     * Makes only the stamps slow: every UPDATE that sets {@code fanned_out_at} on a row of {@code table} takes
+     * about {@code microsPerRow} longer (claims, lease extensions and releases keep their speed). A test whose
+     * fault must land after the records of some rows are in Kafka and before their stamp commits uses it: while
+     * a stamp sleeps, the rows it stamps have all been acknowledged. {@link #unthrottleRowUpdates} takes it away.
+     */
+    public void throttleStamps(String table, int microsPerRow) {
+        throttle(table, microsPerRow, "WHEN (OLD.fanned_out_at IS NULL AND NEW.fanned_out_at IS NOT NULL)");
+    }
+
+    private void throttle(String table, int microsPerRow, String when) {
         execute(String.format(Locale.ROOT, """
-            CREATE FUNCTION test_throttle_%1$s() RETURNS trigger LANGUAGE plpgsql AS $fn$
+            CREATE OR REPLACE FUNCTION test_throttle_%1$s() RETURNS trigger LANGUAGE plpgsql AS $fn$
             BEGIN
               PERFORM pg_sleep(%2$f);
               RETURN NEW;
             END;
             $fn$;
-            CREATE TRIGGER test_throttle BEFORE UPDATE ON %1$s FOR EACH ROW EXECUTE FUNCTION test_throttle_%1$s();
-            """, table, microsPerRow / 1_000_000.0));
+            CREATE TRIGGER test_throttle BEFORE UPDATE ON %1$s FOR EACH ROW %3$s EXECUTE FUNCTION test_throttle_%1$s();
+            """, table, microsPerRow / 1_000_000.0, when));
     }
 
     /** Takes {@link #throttleRowUpdates} away again once the fault has landed: the rest drains at full speed. */

@@ -212,6 +212,15 @@ final class ConnectWorkerProcess implements AutoCloseable {
         }
     }
 
+    /** PUT /connector-plugins/{class}/config/validate: what the worker says of {@code config}. */
+    JsonNode validate(Map<String, String> config) {
+        Reply r = rest.request("PUT", "connector-plugins/" + config.get("connector.class") + "/config/validate", config);
+        if (r.status() != 200) {
+            throw new IllegalStateException("validate -> " + r.status() + ": " + r.body());
+        }
+        return r.json();
+    }
+
     void deleteConnector(String connector) {
         rest.request("DELETE", "connectors/" + connector, null);
     }

@@ -10,7 +10,6 @@ import io.outboxrelay.testsupport.TestPostgres;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.connect.runtime.rest.entities.ConnectorStateInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -45,22 +44,11 @@ class DatabaseSessionsTerminatedIT {
         cfg.put("outbox.max.inflight.batches", Integer.toString(INFLIGHT_BATCHES));
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
 
-        int kills = 0;
-        long terminated = 0;
-        Duration killing = Duration.ofSeconds(FaultScenarios.FULL ? 40 : 12);
         // a steady stream on top of the backlog keeps the relay busy for the whole killing period
-        try (LoadGenerator load = new LoadGenerator(db, 250, 300).start()) {
-            long until = System.nanoTime() + killing.toNanos();
-            while (System.nanoTime() < until) {
-                Thread.sleep(ThreadLocalRandom.current().nextLong(150, 600));
-                terminated += db.queryLong("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    + "WHERE application_name LIKE ? AND datname = current_database()", "outbox-relay:" + CONNECTOR + "%");
-                kills++;
-            }
-            log("terminated %d sessions in %d rounds over %s; %d events committed meanwhile; %d rows stamped: %s",
-                terminated, kills, killing, load.inserted(), OutboxLedger.stamped(db), OutboxLedger.state(db));
-        }
-        assertThat(terminated).as("sessions were terminated").isGreaterThan(kills);
+        FaultScenarios.Terminations faults = FaultScenarios.terminateSessions(db, CONNECTOR,
+            Duration.ofSeconds(FaultScenarios.FULL ? 40 : 12), 250);
+        int kills = faults.rounds();
+        assertThat(faults.sessions()).as("sessions were terminated").isGreaterThan(kills);
 
         FaultScenarios.awaitDrained(db, Duration.ofSeconds(120));
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();

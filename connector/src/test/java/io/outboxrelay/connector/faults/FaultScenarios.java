@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
@@ -81,6 +82,32 @@ final class FaultScenarios {
             }
             throw new AssertionError("timed out after " + timeout + ": " + state, e);
         }
+    }
+
+    /** What {@link #terminateSessions} did: rounds of {@code pg_terminate_backend}, sessions it ended. */
+    record Terminations(int rounds, long sessions) {
+    }
+
+    /**
+     * Scenario 3's fault: every session of {@code connector} on {@code db} terminated, every 150-600 ms, for
+     * {@code killing}, while {@code eventsPerSecond} new events keep the relay busy on top of its backlog.
+     */
+    static Terminations terminateSessions(TestDatabase db, String connector, Duration killing, int eventsPerSecond)
+        throws InterruptedException {
+        int rounds = 0;
+        long terminated = 0;
+        try (LoadGenerator load = new LoadGenerator(db, eventsPerSecond, 300).start()) {
+            long until = System.nanoTime() + killing.toNanos();
+            while (System.nanoTime() < until) {
+                Thread.sleep(ThreadLocalRandom.current().nextLong(150, 600)); // the faults' cadence, not a wait
+                terminated += db.queryLong("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    + "WHERE application_name LIKE ? AND datname = current_database()", "outbox-relay:" + connector + "%");
+                rounds++;
+            }
+            log("%s: terminated %d sessions in %d rounds over %s; %d events committed meanwhile; %d rows stamped: %s",
+                connector, terminated, rounds, killing, load.inserted(), OutboxLedger.stamped(db), OutboxLedger.state(db));
+        }
+        return new Terminations(rounds, terminated);
     }
 
     static void log(String message, Object... args) {

@@ -48,6 +48,12 @@ final class OutboxLedger {
 
     /** Reads the outbox and every subscription's topic and compares them. */
     static DeliveryChecker.Reports check(TestDatabase db, String bootstrapServers, List<Subscription> subscriptions) {
+        return check(db, bootstrapServers, subscriptions, TopicContents.Isolation.READ_UNCOMMITTED);
+    }
+
+    /** The same, the topics read as a consumer of that isolation level reads them. */
+    static DeliveryChecker.Reports check(TestDatabase db, String bootstrapServers, List<Subscription> subscriptions,
+                                         TopicContents.Isolation isolation) {
         List<List<Object>> rows = db.query("SELECT id::text, type, fanned_out_at IS NOT NULL, fanout::text, "
             + "poisoned_at IS NOT NULL, attempts, lease_owner, lease_until > now(), last_error FROM events");
         List<DeliveryChecker.Report> reports = new ArrayList<>();
@@ -73,7 +79,7 @@ final class OutboxLedger {
                 }
             }
             reports.add(DeliveryChecker.check(s.topic(), committed, stamped,
-                TopicContents.read(bootstrapServers, s.topic()), notes));
+                TopicContents.read(bootstrapServers, s.topic(), TopicContents::outboxRecord, isolation), notes));
         }
         return new DeliveryChecker.Reports(reports);
     }
@@ -95,6 +101,11 @@ final class OutboxLedger {
         } catch (IOException e) {
             throw new UncheckedIOException(fanoutJson, e);
         }
+    }
+
+    /** Rows a task stamped from a committed source offset, without producing them again (docs/exactly-once.md, 3.5). */
+    static long recovered(TestDatabase db) {
+        return db.queryLong("SELECT count(*) FROM events WHERE fanout::text LIKE '%\"recovered\"%'");
     }
 
     /** Rows not yet stamped and not poisoned. */

@@ -45,17 +45,29 @@ final class TopicContents {
             string(r.key()), value.path("message_seq").asLong(-1), r.partition(), r.offset());
     }
 
+    /** What a consumer of the topic sees: every record in the log, or ({@code read_committed}) only committed ones. */
+    enum Isolation {
+        READ_UNCOMMITTED, READ_COMMITTED
+    }
+
     static List<DeliveryChecker.Delivered> read(String bootstrapServers, String topic) {
         return read(bootstrapServers, topic, TopicContents::outboxRecord);
     }
 
     static List<DeliveryChecker.Delivered> read(String bootstrapServers, String topic,
                                                 Function<ConsumerRecord<byte[], byte[]>, DeliveryChecker.Delivered> parse) {
+        return read(bootstrapServers, topic, parse, Isolation.READ_UNCOMMITTED);
+    }
+
+    /** @param isolation {@code READ_COMMITTED} reads up to the last stable offset and skips aborted records */
+    static List<DeliveryChecker.Delivered> read(String bootstrapServers, String topic,
+                                                Function<ConsumerRecord<byte[], byte[]>, DeliveryChecker.Delivered> parse,
+                                                Isolation isolation) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation.name().toLowerCase(java.util.Locale.ROOT));
         List<DeliveryChecker.Delivered> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
             new ByteArrayDeserializer())) {

@@ -39,6 +39,10 @@ public final class TestConnect {
             Properties broker = new Properties();
             broker.put("auto.create.topics.enable", "true");
             broker.put("num.partitions", "3");
+            // one broker: transactional producers (exactly-once workers of the fault suite) need a transaction
+            // state log it can host, not the default replication factor of 3
+            broker.put("transaction.state.log.replication.factor", "1");
+            broker.put("transaction.state.log.min.isr", "1");
             EmbeddedConnectCluster c = new EmbeddedConnectCluster.Builder()
                 .name("outbox-relay-it")
                 .numWorkers(1)

@@ -1,0 +1,126 @@
+package io.outboxrelay.connector;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The source offset of a relay record: it names the rows its task handed to Connect and has not stamped
+ * (docs/exactly-once.md, 3.3), {@code {"v": 1, "owner": …, "tasks": …, "pending": "<runs>"}}, in the task's
+ * slot partition {@code {"outbox.slot": "<table>#<relay index>"}}. A record's offset names the first
+ * {@code count} seqs of its claim's {@link BatchOffsets}, computed when Connect first reads it
+ * ({@link io.outboxrelay.common.ComputedOffset}).
+ */
+final class PendingOffset {
+    static final String SLOT_KEY = "outbox.slot";
+    static final int VERSION = 1;
+    /**
+     * Names per value at the most: far above a claim (10,000 rows), and with any spread of seqs under the
+     * offsets topic's 1 MB record limit. Leaving a name out can only mean a row produced again.
+     */
+    static final int MAX_NAMES = 50_000;
+
+    private PendingOffset() {
+    }
+
+    /** The source partition of relay task {@code relayIndex}: one entry, so its JSON form has one spelling. */
+    static Map<String, Object> slot(String table, int relayIndex) {
+        return Map.of(SLOT_KEY, table + "#" + relayIndex);
+    }
+
+    /** The offset value naming {@code seqs[0..count)} (a copy is sorted): the last {@link #MAX_NAMES} of them. */
+    static Map<String, Object> value(String owner, int tasks, long[] seqs, int count) {
+        int from = Math.max(0, count - MAX_NAMES);
+        long[] named = Arrays.copyOfRange(seqs, from, count);
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("v", VERSION);
+        v.put("owner", owner);
+        v.put("tasks", tasks);
+        v.put("pending", encode(named, named.length));
+        return v;
+    }
+
+    /**
+     * {@code seqs[0..count)} as ascending runs, repeats dropped: {@code <gap>} or {@code <gap>+<more>}, the gap
+     * being the run's first seq minus the previous run's last (the first run's first seq itself), {@code more}
+     * the run's length minus one. {@code 1200..1399, 1405, 1410..1420} is {@code 1200+199,6,5+10}. Sorts
+     * {@code seqs[0..count)} in place.
+     */
+    static String encode(long[] seqs, int count) {
+        Arrays.sort(seqs, 0, count);
+        StringBuilder out = new StringBuilder(count * 3);
+        long previousEnd = 0;
+        int i = 0;
+        while (i < count) {
+            long start = seqs[i];
+            long end = start;
+            while (i < count && seqs[i] <= end + 1) {
+                end = Math.max(end, seqs[i++]);
+            }
+            if (out.length() > 0) {
+                out.append(',');
+            }
+            out.append(start - previousEnd);
+            if (end > start) {
+                out.append('+').append(end - start);
+            }
+            previousEnd = end;
+        }
+        return out.toString();
+    }
+
+    /** The seqs of an encoded set, ascending; {@link IllegalArgumentException} when it is not one. */
+    static long[] decode(String encoded) {
+        if (encoded.isEmpty()) {
+            return new long[0];
+        }
+        String[] runs = encoded.split(",", -1);
+        long[] out = new long[16];
+        int n = 0;
+        long previousEnd = 0;
+        for (String run : runs) {
+            int plus = run.indexOf('+');
+            long gap = number(plus < 0 ? run : run.substring(0, plus), encoded);
+            long more = plus < 0 ? 0 : number(run.substring(plus + 1), encoded);
+            if (n > 0 && gap < 1) {
+                throw new IllegalArgumentException("not an ascending set of seq runs: " + encoded);
+            }
+            long start = previousEnd + gap;
+            for (long s = start; s <= start + more; s++) {
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, n * 2);
+                }
+                out[n++] = s;
+            }
+            previousEnd = start + more;
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    private static long number(String digits, String encoded) {
+        if (digits.isEmpty() || !digits.chars().allMatch(Character::isDigit)) {
+            throw new IllegalArgumentException("not an ascending set of seq runs: " + encoded);
+        }
+        return Long.parseLong(digits);
+    }
+
+    /** What a committed slot offset names: the owner whose leases it vouches for, its task count, the seqs. */
+    record Named(String owner, int tasks, long[] seqs) {
+        /**
+         * The names of a committed offset value; null for a value of another shape (the old {@code {"seq": n}},
+         * a later version).
+         *
+         * @throws IllegalArgumentException for a version-1 value whose fields are malformed
+         */
+        static Named parse(Map<String, Object> value) {
+            if (value == null || !(value.get("v") instanceof Number v) || v.intValue() != VERSION) {
+                return null;
+            }
+            if (!(value.get("owner") instanceof String owner) || !(value.get("tasks") instanceof Number tasks)
+                || !(value.get("pending") instanceof String pending)) {
+                throw new IllegalArgumentException("a version-1 slot offset without owner, tasks and pending: " + value);
+            }
+            return new Named(owner, tasks.intValue(), decode(pending));
+        }
+    }
+}

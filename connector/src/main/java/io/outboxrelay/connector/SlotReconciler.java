@@ -1,0 +1,137 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.Json;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reconciliation at a relay task's start (docs/exactly-once.md, 3.5): the committed source offsets of every
+ * slot of the connector name rows whose records are in Kafka (committed in a transaction, or acknowledged
+ * without exactly-once) and whose stamp may be missing; before its first claim the task stamps those of its
+ * share that the named owner still leases, without producing them again. The slots are read at start; a
+ * failed stamp fails the pass, and the next pass carries on with the slots not done yet.
+ */
+final class SlotReconciler {
+    private static final Logger log = LoggerFactory.getLogger(SlotReconciler.class);
+    /** Slots always read: a slot is written only by a task that produced, so a small index can hold an old count. */
+    static final int SLOTS_READ_AT_LEAST = 1_024;
+    private static final int SEQS_SHOWN = 10;
+
+    private record Slot(int index, PendingOffset.Named named) {
+    }
+
+    private final List<Slot> toReconcile;
+    private final List<Subscription> subscriptions;
+    private final Map<String, String> fanoutOfType = new HashMap<>();
+
+    private SlotReconciler(List<Slot> toReconcile, List<Subscription> subscriptions) {
+        this.toReconcile = toReconcile;
+        this.subscriptions = subscriptions;
+    }
+
+    /** Nothing to reconcile (offsets that name no rows: {@code errors.tolerance=all}, or no offset reader). */
+    static SlotReconciler none() {
+        return new SlotReconciler(new ArrayList<>(), List.of());
+    }
+
+    /**
+     * Reads slots {@code 0 ... max(relayTasks, 1024) - 1} of {@code table}, and further while a value says an
+     * earlier generation had more relay tasks.
+     *
+     * @throws ConnectException when the offsets cannot be read
+     */
+    static SlotReconciler read(OffsetStorageReader reader, String table, int relayTasks,
+                               List<Subscription> subscriptions) {
+        List<Slot> named = new ArrayList<>();
+        int read = 0;
+        int upTo = Math.max(relayTasks, SLOTS_READ_AT_LEAST);
+        while (read < upTo) {
+            List<Map<String, Object>> partitions = new ArrayList<>(upTo - read);
+            for (int i = read; i < upTo; i++) {
+                partitions.add(PendingOffset.slot(table, i));
+            }
+            Map<Map<String, Object>, Map<String, Object>> values;
+            try {
+                values = reader.offsets(partitions);
+            } catch (RuntimeException e) {
+                throw new ConnectException("Could not read this connector's committed source offsets, which name the"
+                    + " rows produced before a crash and not yet stamped (docs/exactly-once.md): " + e.getMessage()
+                    + ". The worker reads them from its offsets topic: check that the broker is reachable, then"
+                    + " restart the task.", e);
+            }
+            int before = upTo;
+            for (int i = read; i < before; i++) {
+                Map<String, Object> value = values == null ? null : values.get(partitions.get(i - read));
+                PendingOffset.Named n = parse(table, i, value);
+                if (n != null) {
+                    named.add(new Slot(i, n));
+                    upTo = Math.max(upTo, n.tasks());
+                }
+            }
+            read = before;
+        }
+        int rows = named.stream().mapToInt(s -> s.named().seqs().length).sum();
+        if (rows > 0) {
+            log.info("Committed source offsets of {} slot(s) name {} row(s) produced and maybe not stamped; they are"
+                + " reconciled before the first claim", named.size(), rows);
+        }
+        named.removeIf(s -> s.named().seqs().length == 0);
+        return new SlotReconciler(named, subscriptions);
+    }
+
+    private static PendingOffset.Named parse(String table, int index, Map<String, Object> value) {
+        try {
+            return PendingOffset.Named.parse(value);
+        } catch (IllegalArgumentException e) {
+            log.warn("Ignoring the committed source offset of slot {}#{}: {}; the rows it named, if any were not"
+                + " stamped, are produced again", table, index, e.getMessage());
+            return null;
+        }
+    }
+
+    boolean done() {
+        return toReconcile.isEmpty();
+    }
+
+    /** Stamps what the slots not done yet name; a slot whose stamp committed is done. */
+    void reconcile(OutboxStore store) throws SQLException {
+        while (!toReconcile.isEmpty()) {
+            Slot slot = toReconcile.get(0);
+            PendingOffset.Named named = slot.named();
+            OutboxStore.Recovered r = store.stampRecovered(named.owner(), named.seqs(), this::fanout);
+            toReconcile.remove(0);
+            log.info("Slot {} (owner {}) named {} row(s): {} of this task's share stamped now without producing them"
+                + " again, {} stamped already", slot.index(), named.owner(), named.seqs().length, r.stamped(),
+                r.alreadyStamped());
+            if (!r.notLeased().isEmpty()) {
+                log.warn("Slot {} (owner {}) names {} row(s) of this task's share that are neither stamped nor leased"
+                    + " by that owner any more, so they are left to be claimed and produced (again, if their records"
+                    + " were delivered): requeued, released at a stop, claimed by another connector on the table, or"
+                    + " rows of a table created again since; first seqs {}", slot.index(), named.owner(),
+                    r.notLeased().size(), r.notLeased().subList(0, Math.min(SEQS_SHOWN, r.notLeased().size())));
+            }
+        }
+    }
+
+    /** {@code {"<subscription>": {"recovered": "source offset"}}} for every subscription the type matches. */
+    private String fanout(String type) {
+        return fanoutOfType.computeIfAbsent(type, t -> Json.write(g -> {
+            g.writeStartObject();
+            for (Subscription s : subscriptions) {
+                if (s.matches(t)) {
+                    g.writeObjectFieldStart(s.name());
+                    g.writeStringField("recovered", "source offset");
+                    g.writeEndObject();
+                }
+            }
+            g.writeEndObject();
+        }));
+    }
+}

@@ -1,0 +1,374 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outboxrelay.common.ComputedOffset;
+import io.outboxrelay.testsupport.MutableClock;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.LongStream;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The interleavings of docs/exactly-once.md, section 4, on an in-memory table and a fake of Connect's offsets
+ * and transactions ({@link FakeTaskContext}): what each record's source offset names, what a restarted task
+ * stamps from a committed offset before its first claim, and what connector-defined boundaries add. A
+ * "crash" here is a task that is never stopped, followed by a new incarnation on the same table and offsets.
+ */
+class ExactlyOnceRelayTaskTest {
+    private static final long LEASE_MS = 30_000;
+    private static final String RECOVERED = "{\"orders\":{\"recovered\":\"source offset\"}}";
+
+    private final MutableClock clock = new MutableClock(Instant.ofEpochMilli(1_000_000));
+    /** JUnit makes an instance per test: a fresh table each time. */
+    private final FakeOutboxStore store = new FakeOutboxStore(clock::millis, LEASE_MS);
+    private FakeTaskContext context;
+    private OutboxRelayTask task;
+
+    @AfterEach
+    void stopTheTaskUnlessItCrashed() {
+        if (task != null) {
+            task.stop();
+        }
+    }
+
+    private void start(boolean connectorBoundaries, Map<String, String> overrides) {
+        context = context == null ? new FakeTaskContext(connectorBoundaries) : context;
+        Map<String, String> props = new HashMap<>(Map.of(
+            "name", "relay", "connection.url", "jdbc:postgresql://localhost/test", "subscriptions", "orders",
+            "outbox.listen.enabled", "false", "outbox.lease.ms", Long.toString(LEASE_MS),
+            "outbox.backoff.initial.ms", "2000", "outbox.poll.interval.ms", "1000"));
+        props.putAll(overrides);
+        task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> RelayBackend.of(store, () -> { }));
+        task.initialize(context);
+        task.start(props);
+    }
+
+    private void start() {
+        start(false, Map.of());
+    }
+
+    /** The task dies with everything in place (SIGKILL): no stop, no stamp, no release; then starts again. */
+    private void crashAndRestart(boolean connectorBoundaries) {
+        task = null;
+        store.newIncarnation();
+        clock.advance(1_000);
+        start(connectorBoundaries, Map.of());
+    }
+
+    private void insert(long from, long to) {
+        for (long seq = from; seq <= to; seq++) {
+            store.insert(seq, "s" + seq);
+        }
+    }
+
+    private static List<Long> seqs(List<SourceRecord> records) {
+        return records == null ? List.of() : records.stream().map(r -> ((Struct) r.value()).getInt64("seq")).toList();
+    }
+
+    private static long[] named(SourceRecord record) {
+        return PendingOffset.decode((String) record.sourceOffset().get("pending"));
+    }
+
+    @Test
+    void everyRecordNamesTheRowsCompleteAtItACoveredRowOnlyAtItsCoalescedRecord() throws Exception {
+        store.insert(1, "a", "order.created");
+        store.insert(2, "a", "order.paid");
+        store.insert(3, "b", "note.added"); // no subscription wants it: no record, complete from the start
+        start(false, Map.of("subscriptions", "orders,latest", "subscription.orders.event.types", "order.*",
+            "subscription.latest.event.types", "order.*", "subscription.latest.coalesce", "true"));
+        List<SourceRecord> records = task.poll();
+
+        assertThat(records).extracting(SourceRecord::topic).containsExactly("orders", "orders", "latest");
+        assertThat(records).allSatisfy(r -> assertThat(r.sourcePartition()).isEqualTo(Map.of("outbox.slot", "events#0")));
+        assertThat(named(records.get(0))).as("row 1 waits for the coalesced record").containsExactly(3);
+        assertThat(named(records.get(1))).as("row 2 too").containsExactly(3);
+        assertThat(named(records.get(2))).containsExactly(1, 2, 3);
+        assertThat(Map.copyOf(records.get(2).sourceOffset()))
+            .isEqualTo(Map.of("v", 1, "owner", store.owner(), "tasks", 1, "pending", "1+2"));
+    }
+
+    /** 4.1 */
+    @Test
+    void aStartingTaskStampsTheRowsItsCommittedOffsetNamesBeforeItsFirstClaim() throws Exception {
+        insert(1, 3);
+        start();
+        List<SourceRecord> list = task.poll();
+        context.commit(task, list); // committed and acknowledged; the stamp would ride with the next claim
+        String deadOwner = store.owner();
+
+        crashAndRestart(false);
+        insert(4, 4);
+        List<SourceRecord> after = task.poll();
+
+        assertThat(store.recoveries).containsExactly(Map.entry(deadOwner, List.of(1L, 2L, 3L)));
+        assertThat(store.row(1).fanout).isEqualTo(RECOVERED);
+        assertThat(seqs(after)).as("produced again: none of the recovered rows").containsExactly(4L);
+        assertThat(store.row(1).attempts).as("not claimed again").isEqualTo(1);
+    }
+
+    /** 4.2, the control of 4.1. */
+    @Test
+    void rowsOfATransactionThatNeverCommittedAreClaimedAndProducedOnce() throws Exception {
+        insert(1, 3);
+        start();
+        assertThat(seqs(task.poll())).containsExactly(1L, 2L, 3L); // in the transaction the crash aborts
+
+        crashAndRestart(false);
+        List<Long> produced = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            produced.addAll(seqs(task.poll())); // taken over one by one: they were attempted before
+        }
+        assertThat(store.recoveries).allSatisfy(r -> assertThat(r.getValue()).isEmpty());
+        assertThat(produced).containsExactly(1L, 2L, 3L);
+    }
+
+    /** 4.3: without exactly-once the next list is claimed while the first is in flight. */
+    @Test
+    void theOffsetNamesTheRowsOfEveryListNotYetStamped() throws Exception {
+        insert(1, 4);
+        start(false, Map.of("outbox.batch.size", "2", "outbox.batch.max.size", "2"));
+        List<SourceRecord> first = task.poll();
+        List<SourceRecord> second = task.poll(); // a full claim claims again at once
+        assertThat(seqs(first)).containsExactly(1L, 2L);
+        assertThat(named(second.get(0))).as("the first list's rows, in flight").containsExactly(1, 2, 3);
+        assertThat(named(second.get(1))).containsExactly(1, 2, 3, 4);
+
+        context.acknowledge(task, first, Set.of());
+        context.commit(task, second); // an at-least-once offset commit: every record before it was acknowledged
+        crashAndRestart(false);
+        task.poll();
+        assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.fanout).isEqualTo(RECOVERED));
+    }
+
+    /** 4.4 */
+    @Test
+    void aRowLeavesTheOffsetsOnlyOnceItsStampCommitted() throws Exception {
+        insert(1, 2);
+        start();
+        context.commit(task, task.poll());
+        insert(3, 3);
+        store.failNext("claim", "08006"); // the statement that stamps and claims
+        clock.advance(100);
+        assertThat(task.poll()).isNull();
+        assertThat(store.row(1).fanout).isNull();
+
+        clock.advance(2_000);
+        List<SourceRecord> next = task.poll();
+        assertThat(store.row(1).fanout).as("stamped with this claim").contains("offset");
+        assertThat(named(next.get(0))).as("the stamped rows are no longer named").containsExactly(3);
+    }
+
+    @Test
+    void aFailingReconciliationBacksOffAndClaimsNothing() throws Exception {
+        insert(1, 2);
+        start();
+        context.commit(task, task.poll());
+        crashAndRestart(false);
+        store.failNext("stampRecovered", "08006");
+        insert(3, 3);
+        int passes = store.passes.size();
+
+        assertThat(task.poll()).isNull();
+        assertThat(store.passes).as("no claim").hasSize(passes);
+        clock.advance(2_000);
+        assertThat(seqs(task.poll())).containsExactly(3L);
+        assertThat(store.row(1).fanout).isEqualTo(RECOVERED);
+    }
+
+    @Test
+    void aNamedRowThatItsOwnerNoLongerLeasesIsNotStampedAndOneStampedAlreadyIsLeftAlone() throws Exception {
+        insert(1, 3);
+        store.leaseAs(1, "relay-0#gone");
+        store.leaseAs(2, "relay-0#gone");
+        store.row(2).leaseOwner = null; // requeued (or a table created again: a fresh row has no owner)
+        store.row(2).attempts = 0;
+        store.row(3).fanout = "{}"; // stamped by the owner itself before it died
+        context = new FakeTaskContext(false);
+        context.committed.put(Map.of("outbox.slot", "events#0"),
+            Map.of("v", 1L, "owner", "relay-0#gone", "tasks", 1L, "pending", "1+2"));
+        start();
+        List<SourceRecord> records = task.poll();
+
+        assertThat(store.row(1).fanout).isEqualTo(RECOVERED);
+        assertThat(store.row(3).fanout).isEqualTo("{}");
+        assertThat(seqs(records)).as("row 2 is claimed and produced").containsExactly(2L);
+    }
+
+    /** 4.7 */
+    @Test
+    void slotsOfEarlierTaskCountsAreFoundAndReconciled() throws Exception {
+        insert(1, 3);
+        store.leaseAs(1, "relay-5#a");
+        store.leaseAs(2, "relay-1500#b");
+        store.leaseAs(3, "relay-3#c");
+        context = new FakeTaskContext(false);
+        // a generation of 8 tasks (slot 5), one of 2,000 (slot 1500), and slot 3 says that one existed
+        context.committed.put(Map.of("outbox.slot", "events#5"),
+            Map.of("v", 1L, "owner", "relay-5#a", "tasks", 8L, "pending", "1"));
+        context.committed.put(Map.of("outbox.slot", "events#1500"),
+            Map.of("v", 1L, "owner", "relay-1500#b", "tasks", 2000L, "pending", "2"));
+        context.committed.put(Map.of("outbox.slot", "events#3"),
+            Map.of("v", 1L, "owner", "relay-3#c", "tasks", 2000L, "pending", "3"));
+        start();
+        task.poll();
+
+        assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.fanout).isEqualTo(RECOVERED));
+        assertThat(context.reads).hasSize(2);
+        assertThat(context.reads.get(0)).hasSize(SlotReconciler.SLOTS_READ_AT_LEAST);
+    }
+
+    /** 4.10 */
+    @Test
+    void aListCommittedInPartNamesOnlyTheRowsWhollyInIt() throws Exception {
+        store.insert(1, "a", "order.created");
+        store.insert(2, "b", "order.created");
+        start(false, Map.of("subscriptions", "orders,all", "subscription.orders.event.types", "order.*"));
+        List<SourceRecord> list = task.poll(); // 1->orders, 1->all, 2->orders, 2->all
+        assertThat(list).hasSize(4);
+        context.commit(task, list, 3, Set.of()); // a stop while Connect retried the fourth send
+        String deadOwner = store.owner();
+
+        crashAndRestart(false);
+        List<SourceRecord> after = task.poll();
+        assertThat(store.recoveries).containsExactly(Map.entry(deadOwner, List.of(1L)));
+        assertThat(seqs(after)).as("row 2 straddled the cut: produced again, never stamped unsent").contains(2L);
+    }
+
+    /** 4.11, poll boundaries: the window the README names. */
+    @Test
+    void aRowWhoseLastRecordsWereFilteredIsNamedOnlyByTheNextList() throws Exception {
+        insert(1, 2);
+        start();
+        List<SourceRecord> list = task.poll();
+        context.commit(task, list, 2, Set.of(1)); // the last record filtered: the first one's offset commits
+        assertThat(context.committed.values()).singleElement()
+            .satisfies(v -> assertThat(PendingOffset.decode((String) v.get("pending"))).containsExactly(1));
+    }
+
+    /** 4.11, connector boundaries: every record carries the whole list's offset. */
+    @Test
+    void withConnectorBoundariesAFilteredLastRecordStillLeavesItsListNamed() throws Exception {
+        insert(1, 2);
+        start(true, Map.of());
+        List<SourceRecord> list = task.poll();
+        assertThat(list.get(0).sourceOffset()).isSameAs(list.get(1).sourceOffset());
+        context.commit(task, list, 2, Set.of(1));
+        String deadOwner = store.owner();
+
+        crashAndRestart(true);
+        task.poll();
+        assertThat(store.recoveries).containsExactly(Map.entry(deadOwner, List.of(1L, 2L)));
+    }
+
+    @Test
+    void withConnectorBoundariesTheCommitIsAskedOnEachListsLastRecordNeverForABatchOrAnAbort() throws Exception {
+        insert(1, 3);
+        start(true, Map.of("outbox.batch.size", "2", "outbox.batch.max.size", "2"));
+        List<SourceRecord> first = task.poll();
+        context.commit(task, first);
+        List<SourceRecord> second = task.poll();
+
+        assertThat(context.transactions.commitsOn).containsExactly(first.get(1), second.get(0));
+        assertThat(context.transactions.batchCommits).isZero();
+        assertThat(context.transactions.aborts).isZero();
+    }
+
+    /** 3.8 */
+    @Test
+    void withConnectorBoundariesAnAllFilteredListIsSettledAtTheNextPollAndItsLateNullChangesNothing() throws Exception {
+        insert(1, 1);
+        start(true, Map.of());
+        List<SourceRecord> list = task.poll(); // every record filtered: Connect commits nothing, acknowledges nothing
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        task.poll();
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        task.poll();
+        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+
+        task.commitRecord(list.get(0), null); // delivered with the next commit that happens
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        task.poll();
+        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+    }
+
+    /** 3.7, 4.14 */
+    @Test
+    void withConnectorBoundariesAStopKeepsTheLeasesOfRowsInFlight() throws Exception {
+        insert(1, 2);
+        start(true, Map.of());
+        assertThat(seqs(task.poll())).containsExactly(1L, 2L);
+        task.stop();
+        task = null;
+
+        assertThat(store.releases).as("nothing released").isEmpty();
+        assertThat(store.row(1).leaseOwner).isEqualTo(store.owner());
+        assertThat(store.row(1).attempts).as("the last list keeps its attempt").isEqualTo(1);
+    }
+
+    @Test
+    void withPollBoundariesAStopReleasesTheRowsInFlightAsBefore() throws Exception {
+        insert(1, 2);
+        start();
+        task.poll();
+        task.stop();
+        task = null;
+        assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.leaseOwner).isNull());
+    }
+
+    /** The negative control of the whole mechanism: under errors.tolerance=all the offsets name nothing. */
+    @Test
+    void underErrorsToleranceAllTheOffsetsAreTheOldOnesAndNothingIsRead() throws Exception {
+        insert(1, 2);
+        context = new FakeTaskContext(false);
+        context.committed.put(Map.of("outbox.slot", "events#0"),
+            Map.of("v", 1L, "owner", "relay-0#1", "tasks", 1L, "pending", "1"));
+        start(false, Map.of("errors.tolerance", "all"));
+        List<SourceRecord> records = task.poll();
+
+        assertThat(context.reads).isEmpty();
+        assertThat(records).extracting(SourceRecord::sourcePartition).containsOnly(Map.of("outbox", "events"));
+        assertThat(records).extracting(SourceRecord::sourceOffset).containsExactly(Map.of("seq", 1L), Map.of("seq", 2L));
+    }
+
+    @Test
+    void connectorBoundariesUnderErrorsToleranceAllRefuseToStart() {
+        assertThatThrownBy(() -> start(true, Map.of("errors.tolerance", "all")))
+            .isInstanceOf(ConnectException.class).hasMessageContaining("errors.tolerance=none");
+        task = null;
+    }
+
+    @Test
+    void poisonRecordsKeepTheOldPartitionAndAnOffsetNobodyReads() throws Exception {
+        store.insert(1, "a");
+        store.row(1).attempts = 5; // claimed a sixth time: over outbox.max.attempts
+        start(false, Map.of("outbox.poison.topic", "poisoned"));
+        List<SourceRecord> records = task.poll();
+        assertThat(records).singleElement().satisfies(r -> {
+            assertThat(r.topic()).isEqualTo("poisoned");
+            assertThat(r.sourcePartition()).isEqualTo(Map.of("outbox", "events"));
+        });
+    }
+
+    @Test
+    void recordsAreEqualOnlyToThemselves() throws Exception {
+        insert(1, 1);
+        start();
+        SourceRecord record = task.poll().get(0);
+        SourceRecord copy = record.newRecord(record.topic(), record.kafkaPartition(), record.keySchema(), record.key(),
+            record.valueSchema(), record.value(), record.timestamp(), record.headers());
+        assertThat(record).isNotEqualTo(copy).isEqualTo(record);
+        assertThat(((ComputedOffset) record.sourceOffset()).computed()).as("hashing did not read the offset").isFalse();
+        assertThat(new java.util.HashSet<>(List.of(record))).contains(record); // as Connect's committableRecords
+        assertThat(((ComputedOffset) record.sourceOffset()).computed()).isFalse();
+        assertThat(LongStream.of(named(record))).containsExactly(1L);
+    }
+}
