@@ -209,7 +209,7 @@ public class OutboxRelayTask extends SourceTask {
         writes.settle();
         maintenance.run(now);
         boolean room = hasRoom();
-        if (held.hasStampsDue() && pacer.state() != ClaimPacer.State.ACTIVE) {
+        if (held.has(HeldRow.State.ACKED) && pacer.state() != ClaimPacer.State.ACTIVE) {
             pacer.request(now + pacer.paceMs()); // an active task stamps with its next claim, at most a pace away
         }
         List<SourceRecord> out = new ArrayList<>();
@@ -219,7 +219,7 @@ public class OutboxRelayTask extends SourceTask {
                 metrics.sweep();
             }
             claims.run(out, now, claim);
-        } else if (!room && held.hasStampsDue() && now >= nextStampAloneAt) {
+        } else if (!room && held.has(HeldRow.State.ACKED) && now >= nextStampAloneAt) {
             // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
             nextStampAloneAt = now + pacer.paceMs();
             writes.stampAlone();
