@@ -12,9 +12,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 /**
  * Tracks acknowledgements per row across all its subscriber records, and queues the rows they settle for
  * {@link HeldRows} to take in. {@link #onCommit} runs on the producer's I/O thread and only touches atomics
- * and a concurrent queue; everything else runs on the task thread. What a null {@code metadata} means depends on {@code errors.tolerance}: under
- * {@code none} only an SMT that filtered the record can cause it (recorded as filtered), under
- * {@code all} a dropped record is indistinguishable from a filtered one and counts as not delivered.
+ * and a concurrent queue; everything else runs on the task thread. What a null {@code metadata} means
+ * depends on {@code errors.tolerance}: under {@code none} only an SMT that filtered the record can cause it
+ * (recorded as filtered), under {@code all} a dropped record is indistinguishable from a filtered one and
+ * counts as not delivered.
  */
 final class FanOutAckTracker {
     /** The fanout entry of a record a transform filtered under {@code errors.tolerance=none}. */
