@@ -19,12 +19,16 @@ import org.slf4j.MDC;
  */
 final class RelayMaintenance {
     private static final Logger log = LoggerFactory.getLogger(RelayMaintenance.class);
+    /** Between two probes of the backlog gauges. */
     static final long BACKLOG_INTERVAL_MS = 10_000;
     /**
      * The first probe waits this long after the start: counting a large backlog takes time the first
      * claim should not wait for.
      */
     static final long FIRST_BACKLOG_DELAY_MS = 1_000;
+    /** The first retention batch waits this long after the start, for the same reason. */
+    static final long FIRST_RETENTION_DELAY_MS = 1_000;
+    /** The most fanned rows one retention statement deletes. */
     static final int RETENTION_BATCH = 1_000;
     private final OutboxStore store;
     private final boolean tableWideTask;
@@ -51,7 +55,7 @@ final class RelayMaintenance {
         this.metrics = metrics;
         this.executor = executor;
         this.nextBacklogAt = now + FIRST_BACKLOG_DELAY_MS;
-        this.nextRetentionAt = now + FIRST_BACKLOG_DELAY_MS;
+        this.nextRetentionAt = now + FIRST_RETENTION_DELAY_MS;
     }
 
     /**
