@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.SqlStates;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -7,9 +8,6 @@ import java.sql.Statement;
 
 /** What the relay knows about PostgreSQL's NOTIFY queue, which every database of the server shares. */
 final class NotifyQueue {
-    /** program_limit_exceeded: what a commit whose NOTIFYs do not fit the queue fails with. */
-    static final String FULL = "54000";
-
     /** The operator's next step when the queue is full. */
     static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction (or whose client stops"
         + " reading: wait_event ClientWrite) keeps the queue from draining; PostgreSQL's own warning names its PID."
@@ -22,7 +20,7 @@ final class NotifyQueue {
     }
 
     static boolean full(SQLException e) {
-        return FULL.equals(e.getSQLState());
+        return SqlStates.is(e, SqlStates.PROGRAM_LIMIT_EXCEEDED);
     }
 
     /** What {@link #advanceTail} returns when it could not read the queue. */
@@ -42,7 +40,8 @@ final class NotifyQueue {
             rs.next();
             return rs.getDouble(1);
         } catch (SQLException e) {
-            if (e.getSQLState() == null || e.getSQLState().startsWith("08")) {
+            String state = e.getSQLState();
+            if (state == null || SqlStates.inClass(state, SqlStates.CONNECTION_EXCEPTION_CLASS)) {
                 throw e; // the connection is gone: the pass fails and is retried
             }
             return UNKNOWN;

@@ -5,6 +5,7 @@ import io.outboxrelay.common.DriverPropertyGuard;
 import io.outboxrelay.common.Identifiers;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
+import io.outboxrelay.common.SqlStates;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -48,8 +49,9 @@ final class OutboxLiveValidator {
         } catch (SQLException e) {
             String state = e.getSQLState() == null ? "" : e.getSQLState();
             // 28P01: wrong password; other class 28 (no such role, no pg_hba.conf entry): the user
-            String key = state.equals("28P01") ? ConnectionConfigKeys.PASSWORD
-                : state.startsWith("28") ? ConnectionConfigKeys.USER : ConnectionConfigKeys.URL;
+            String key = state.equals(SqlStates.INVALID_PASSWORD) ? ConnectionConfigKeys.PASSWORD
+                : SqlStates.inClass(state, SqlStates.AUTHORIZATION_CLASS) ? ConnectionConfigKeys.USER
+                : ConnectionConfigKeys.URL;
             error(result, key, "cannot connect to " + DriverPropertyGuard.redact(config.getString(
                 ConnectionConfigKeys.URL)) + ": " + e.getMessage() + " (SQLState " + state + ")"
                 + PostgresErrorClassifier.hint(state));
@@ -60,7 +62,8 @@ final class OutboxLiveValidator {
         } catch (SQLException e) {
             // connected, but looking at the table failed, e.g. no USAGE on the table's schema (42501)
             String state = e.getSQLState() == null ? "" : e.getSQLState();
-            String key = state.equals("42501") ? ConnectionConfigKeys.USER : OutboxSourceConnectorConfig.TABLE;
+            String key = state.equals(SqlStates.INSUFFICIENT_PRIVILEGE) ? ConnectionConfigKeys.USER
+                : OutboxSourceConnectorConfig.TABLE;
             error(result, key, "cannot check table " + config.quotedTable() + ": " + e.getMessage()
                 + " (SQLState " + state + ")" + PostgresErrorClassifier.hint(state));
         }
