@@ -8,6 +8,8 @@ import java.sql.Statement;
 
 /** What the relay knows about PostgreSQL's NOTIFY queue, which every database of the server shares. */
 final class NotifyQueue {
+    private static final String ADVANCE_TAIL = JdbcOutboxStore.SQL.get("AdvanceNotifyQueueTail");
+
     /** The operator's next step when the queue is full. */
     static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction (or whose client stops"
         + " reading: wait_event ClientWrite) keeps the queue from draining; PostgreSQL's own warning names its PID."
@@ -36,7 +38,7 @@ final class NotifyQueue {
      *         revoked, a statement timeout): the caller then tries its NOTIFY as if there were room
      */
     static double advanceTail(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_notification_queue_usage()")) {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(ADVANCE_TAIL)) {
             rs.next();
             return rs.getDouble(1);
         } catch (SQLException e) {
