@@ -13,13 +13,12 @@ import org.junit.jupiter.api.Test;
 /** The task-only keys: handed to every task, read typed, and never part of the public definition. */
 class OutboxSourceTaskConfigTest {
     private static final List<String> TASK_ONLY = List.of(OutboxSourceTaskConfig.TASK_ID,
-        OutboxSourceTaskConfig.TASK_KIND, OutboxSourceTaskConfig.RELAY_TASK_INDEX, OutboxSourceTaskConfig.RELAY_TASK_COUNT);
+        OutboxSourceTaskConfig.TASK_KIND, OutboxSourceTaskConfig.RELAY_TASK_INDEX,
+        OutboxSourceTaskConfig.RELAY_TASK_COUNT);
 
     private static Map<String, String> connectorProps() {
-        Map<String, String> props = new HashMap<>(Map.of("name", "orders-relay",
-            "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "hooks",
-            "subscription.hooks.topic", "hooks", "mentions.enabled", "true", "tasks.max", "3"));
-        return props;
+        return new HashMap<>(Map.of("name", "orders-relay", "connection.url", "jdbc:postgresql://localhost/app",
+            "subscriptions", "hooks", "subscription.hooks.topic", "hooks", "mentions.enabled", "true", "tasks.max", "3"));
     }
 
     private static List<Map<String, String>> taskConfigs(int maxTasks) {
