@@ -18,7 +18,8 @@ class OutboxSourceTaskConfigTest {
 
     private static Map<String, String> connectorProps() {
         return new HashMap<>(Map.of("name", "orders-relay", "connection.url", "jdbc:postgresql://localhost/app",
-            "subscriptions", "hooks", "subscription.hooks.topic", "hooks", "mentions.enabled", "true", "tasks.max", "3"));
+            "subscriptions", "hooks", "subscription.hooks.topic", "hooks", "mentions.enabled", "true",
+            "tasks.max", "3"));
     }
 
     private static List<Map<String, String>> taskConfigs(int maxTasks) {
