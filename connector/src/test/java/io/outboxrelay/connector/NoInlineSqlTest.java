@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -49,6 +50,26 @@ class NoInlineSqlTest {
             found.addAll(problems(file.getFileName().toString(), read(file)));
         }
         assertThat(found).as("move SQL to the module's .sql file (NamedSql) and SQLStates to SqlStates").isEmpty();
+    }
+
+    /** The other half of the rule: every named statement of the modules' .sql files is one the code runs. */
+    @Test
+    void everyNamedStatementIsNamedInTheCode() {
+        Set<String> literals = new HashSet<>();
+        for (Path file : mainJavaFiles()) {
+            literals.addAll(literals(read(file), new StringBuilder()));
+        }
+        List<String> names = new ArrayList<>();
+        for (Path file : mainSqlFiles()) {
+            for (String line : read(file).split("\n")) {
+                if (line.startsWith("-- name:")) {
+                    names.add(file.getFileName() + ": " + line.substring("-- name:".length()).strip());
+                }
+            }
+        }
+        assertThat(names).as("the statements were found").hasSizeGreaterThan(20);
+        assertThat(names).as("statements no code names")
+            .filteredOn(n -> !literals.contains(n.substring(n.indexOf(": ") + 2))).isEmpty();
     }
 
     /** The negative control: what the scan must catch, next to what it must let through. */
@@ -142,6 +163,18 @@ class NoInlineSqlTest {
             }
         }
         assertThat(files).as("the main sources were found").hasSizeGreaterThan(50);
+        return files;
+    }
+
+    private static List<Path> mainSqlFiles() {
+        List<Path> files = new ArrayList<>();
+        for (String dir : MAIN_SOURCES) {
+            try (Stream<Path> walk = Files.walk(ProjectFiles.root().resolve(dir).resolveSibling("resources"))) {
+                walk.filter(p -> p.toString().endsWith(".sql")).forEach(files::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
         return files;
     }
 
