@@ -43,7 +43,8 @@ final class JdbcOutboxStore implements OutboxStore {
             OutboxSourceConnectorConfig.DEFAULT_BATCH_MAX_BYTES);
     }
 
-    private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
+    /** The relay's named statements; NotifyQueue and SharedTableGuard read theirs here too. */
+    static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
     /** What every session of a relay task runs when it opens. */
     static final String SESSION_SETUP = SQL.get("SessionSetup");
 

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.PostgresErrorClassifier;
+import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -138,7 +139,7 @@ final class RelayMaintenance {
             }
             return deleted;
         } catch (SQLException e) {
-            if ("42501".equals(e.getSQLState())) {
+            if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
                 retentionDenied = true;
                 log.error("Retention is on (outbox.retention.ms={}) but the role may not DELETE from the outbox:"
                     + " GRANT DELETE ON the outbox table TO outbox_relay. Retention is off until the task restarts;"

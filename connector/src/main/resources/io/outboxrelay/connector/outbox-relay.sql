@@ -267,3 +267,14 @@ DELETE FROM {table}
                         ORDER BY seq
                         LIMIT :limit
                         FOR UPDATE SKIP LOCKED));
+
+-- name: RelaySessionNames
+-- The application names of this database's relay sessions (SharedTableGuard): :prefix is the names' prefix,
+-- after which each announces its table, records and connector.
+SELECT DISTINCT application_name FROM pg_stat_activity
+ WHERE datname = current_database() AND starts_with(application_name, :prefix);
+
+-- name: AdvanceNotifyQueueTail
+-- Moves the server's NOTIFY queue tail past what every listener has read and returns how full it is (0 to 1)
+-- (NotifyQueue.advanceTail).
+SELECT pg_notification_queue_usage();
