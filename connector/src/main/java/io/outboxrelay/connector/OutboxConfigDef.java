@@ -59,7 +59,8 @@ final class OutboxConfigDef {
                     SUBSCRIPTIONS_GROUP, ++order, Width.MEDIUM, name + ": topic")
                 .define(prefix + EVENT_TYPES_SUFFIX, Type.LIST, "*", new GlobListValidator(), Importance.HIGH,
                     "Event types subscription '" + name + "' receives: a comma-separated list of globs, where * matches"
-                        + " any characters, e.g. supplier.*,note.created.",
+                        + " any run of characters (dots included) and ? exactly one, e.g. supplier.*,note.created,"
+                        + " order.v?.paid. A match costs at most the type's length times the glob's, whatever the type.",
                     SUBSCRIPTIONS_GROUP, ++order, Width.LONG, name + ": event types")
                 .define(prefix + COALESCE_SUFFIX, Type.BOOLEAN, false, Importance.MEDIUM,
                     "When true, subscription '" + name + "' gets one record per subject within a claimed batch, for the"

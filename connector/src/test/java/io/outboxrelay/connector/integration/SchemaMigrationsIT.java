@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V4 as README "Upgrading" says.
+ * V2 to V4 as docs/upgrading.md says.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
