@@ -97,10 +97,13 @@ final class OutboxLiveValidator {
         }
         try (PreparedStatement ps = c.prepareStatement(
             "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE'),"
-                + " current_user::text, has_table_privilege(?::regclass, 'DELETE')")) {
+                + " current_user::text, COALESCE(has_function_privilege(to_regprocedure(?), 'EXECUTE'),"
+                + " has_table_privilege(?::regclass, 'DELETE'))")) {
             ps.setString(1, quoted);
             ps.setString(2, quoted);
-            ps.setString(3, quoted);
+            // a table partitioned by V5 retains by dropping partitions through this function (PartitionUpkeep)
+            ps.setString(3, Identifiers.quoteQualified(table + "_drop_partitions") + "(timestamp with time zone)");
+            ps.setString(4, quoted);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 String role = rs.getString(3);
@@ -119,7 +122,9 @@ final class OutboxLiveValidator {
                 if (retentionMs > 0 && !rs.getBoolean(4)) {
                     error(result, OutboxSourceConnectorConfig.RETENTION_MS, "outbox.retention.ms=" + retentionMs
                         + " deletes fanned rows, but role " + role + " may not DELETE from " + quoted + ": GRANT DELETE"
-                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql), or set outbox.retention.ms=0");
+                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql; a table partitioned by day:"
+                        + " GRANT EXECUTE ON FUNCTION " + Identifiers.quoteQualified(table + "_drop_partitions")
+                        + "(timestamptz) TO outbox_relay), or set outbox.retention.ms=0");
                 }
             }
         }
@@ -128,7 +133,9 @@ final class OutboxLiveValidator {
     /** The claim and the stamp find a row by seq: it must be unique (a primary key, or a unique index alone on it). */
     private void checkUniqueSeq(Connection c, Config result, String quoted) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid ="
-            + " ?::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indnkeyatts = 1"
+            + " ?::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND (i.indnkeyatts = 1"
+            // partitioned (V5): (seq, occurred_at), the unique key holding the partition key; seq's sequence keeps it unique
+            + " OR i.indnkeyatts = 1 + (SELECT partnatts FROM pg_partitioned_table WHERE partrelid = i.indrelid))"
             + " AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')),"
             + " quote_ident((SELECT relname FROM pg_class WHERE oid = ?::regclass) || '_seq_key')")) {
             ps.setString(1, quoted);
@@ -214,8 +221,9 @@ final class OutboxLiveValidator {
             }
         }
         try (PreparedStatement ps = c.prepareStatement("SELECT quote_ident(relname || '_unfanned_idx'),"
-            + " (SELECT substr(o, 12) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%')"
-            + " FROM pg_class WHERE oid = ?::regclass")) {
+            + " (SELECT substr(o, 12) FROM unnest(COALESCE(t.reloptions, (SELECT p.reloptions FROM pg_inherits i"
+            + " JOIN pg_class p ON p.oid = i.inhrelid WHERE i.inhparent = t.oid ORDER BY p.relname DESC LIMIT 1))) o"
+            + " WHERE o LIKE 'fillfactor=%') FROM pg_class t WHERE t.oid = ?::regclass")) {
             ps.setString(1, quoted);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
