@@ -172,4 +172,29 @@ class SchemaMigrationsIT {
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
     }
+
+    @Test
+    void aPlainTableWithRowsBecomesThePartitionedTablesFirstPartitionKeepingEveryRow() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_partition_existing");
+        db.runScript(OUTBOX_SQL, NAMES);
+        db.execute("INSERT INTO app.events(type, subject, occurred_at, fanned_out_at) SELECT 't.a', 's' || g,"
+            + " now() - (g % 4) * interval '1 day', CASE WHEN g % 2 = 0 THEN now() END FROM generate_series(1, 100) g");
+        List<List<Object>> before = db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq");
+
+        db.runScript(TestPostgres.schemaFile("outbox-partition-existing.sql"), NAMES);
+
+        assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = 'app.events'::regclass AND relkind = 'p'"))
+            .isOne();
+        assertThat(db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq")).isEqualTo(before);
+        assertThat(db.queryLong("SELECT count(*) FROM app.events_legacy")).isEqualTo(100);
+        // seq goes on after the old rows, and an old id is still taken
+        assertThat(db.queryLong("INSERT INTO app.events(type, subject) VALUES ('t.a', 'new') RETURNING seq")).isEqualTo(101);
+        assertThatThrownBy(() -> db.execute("INSERT INTO app.events(id, type, subject, occurred_at) VALUES ('"
+            + before.get(0).get(1) + "', 't.a', 'dup', now() + interval '3 days')")).rootCause()
+            .hasMessageContaining("events_id_key");
+        // the claim's index on every partition, the old table's among them
+        assertThat(db.queryLong("SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'app.events'::regclass AND NOT EXISTS"
+            + " (SELECT 1 FROM pg_index x JOIN pg_inherits ii ON ii.inhrelid = x.indexrelid"
+            + " WHERE x.indrelid = i.inhrelid AND ii.inhparent = 'app.events_unfanned_idx'::regclass)")).isZero();
+    }
 }
