@@ -181,4 +181,29 @@ class PartitionedOutboxIT {
         assertThat(plan.toString().split("_seq_idx on ", -1)).hasSize((int) partitions + 1);
         assertThat(plan.toString().split("_pkey on ", -1).length - 1).isEqualTo(2 * (int) partitions);
     }
+
+    @Test
+    void theRelaysLeastPrivilegeRoleMakesPartitionsAheadAndDropsOnlyOnceGrantedTheDropFunction() {
+        String role = db.name() + "_relay";
+        db.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'relay-pw' IN ROLE outbox_relay");
+        oldPartition("events_lp_old", 12);
+        String lastDay = (String) db.query("SELECT 'events_p' || to_char((now() AT TIME ZONE 'UTC')::date + 7, 'YYYYMMDD')")
+            .get(0).get(0);
+        db.execute("DROP TABLE " + lastDay);
+        try (HikariDataSource relayPool = new TestDatabase(db.name(), db.jdbcUrl(), role, "relay-pw").pool("lp", 1)) {
+            OutboxStore relayStore = new JdbcOutboxStore(relayPool, "events", "\"events\"", "lp-0", "1", 1, 0, 60_000, "",
+                null);
+            RelayMetrics metrics = new RelayMetrics();
+            new RelayMaintenance(relayStore, THREE_DAYS_MS, 60_000, true, metrics, STARTED, Runnable::run).run(0);
+            assertThat(partitionExists(lastDay)).as("made ahead by the relay's role").isOne();
+            assertThat(partitionExists("events_lp_old")).as("no EXECUTE on the drop function yet").isOne();
+            assertThat(metrics.value("partitions-dropped-total")).isZero();
+
+            db.execute("GRANT EXECUTE ON FUNCTION events_drop_partitions(timestamptz) TO outbox_relay");
+            new RelayMaintenance(relayStore, THREE_DAYS_MS, 60_000, true, metrics, STARTED, Runnable::run).run(0);
+            assertThat(partitionExists("events_lp_old")).isZero();
+        } finally {
+            db.execute("REVOKE EXECUTE ON FUNCTION events_drop_partitions(timestamptz) FROM outbox_relay; DROP ROLE " + role);
+        }
+    }
 }
