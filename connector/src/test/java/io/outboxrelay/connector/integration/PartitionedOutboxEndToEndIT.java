@@ -43,10 +43,7 @@ class PartitionedOutboxEndToEndIT {
             END $$""");
         Map<String, String> cfg = TestConnect.relayConfig(db, "part", 1);
         cfg.put("subscription.part.topic", TOPIC);
-        cfg.put("outbox.batch.size", "1000");
-        cfg.put("outbox.batch.max.size", "5000");
-        cfg.put("producer.override.linger.ms", "5");
-        cfg.put("producer.override.batch.size", "1000000");
+        cfg.put("outbox.batch.max.size", "2000");
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
     }
 
@@ -84,8 +81,9 @@ class PartitionedOutboxEndToEndIT {
             + " SELECT 'order.created', 'bulk-' || (g % 500), jsonb_build_object('n', g),"
             + " now() - (g % 3) * interval '1 day' FROM generate_series(1, " + EVENTS + ") g");
         assertThat(db.queryLong("SELECT count(DISTINCT tableoid) FROM events WHERE subject LIKE 'bulk-%'")).isEqualTo(3);
-        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).until(() ->
-            db.queryLong("SELECT count(*) FROM events WHERE subject LIKE 'bulk-%' AND fanned_out_at IS NULL") == 0);
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+            assertThat(db.queryLong("SELECT count(*) FROM events WHERE subject LIKE 'bulk-%' AND fanned_out_at IS NULL"))
+                .as("rows still to fan out").isZero());
 
         List<TestConnect.Received> bulk = TestConnect.consume((int) TestConnect.countRecords(TOPIC), Duration.ofSeconds(60), TOPIC).stream()
             .filter(r -> r.key().startsWith("bulk-")).toList();
