@@ -206,4 +206,33 @@ class PartitionedOutboxIT {
             db.execute("REVOKE EXECUTE ON FUNCTION events_drop_partitions(timestamptz) FROM outbox_relay; DROP ROLE " + role);
         }
     }
+
+    @Test
+    void theStoreClaimsStampsReleasesPoisonsAndRequeuesAcrossPartitions() throws SQLException {
+        db.execute("UPDATE events SET fanned_out_at = now(), fanout = '{}' WHERE fanned_out_at IS NULL");
+        // the default partition (a day without its own), today's, and one made ahead
+        long a = db.queryLong("INSERT INTO events(type, subject, occurred_at) VALUES ('t.a', 'store-a', now() - interval '30 days')"
+            + " RETURNING seq");
+        long b = db.queryLong("INSERT INTO events(type, subject) VALUES ('t.a', 'store-b') RETURNING seq");
+        long c = db.queryLong("INSERT INTO events(type, subject, occurred_at) VALUES ('t.a', 'store-c', now() + interval '2 days')"
+            + " RETURNING seq");
+        assertThat(db.queryLong("SELECT count(DISTINCT tableoid) FROM events WHERE seq IN (?, ?, ?)", a, b, c)).isEqualTo(3);
+        OutboxStore store = store();
+
+        List<ClaimedRow> claimed = store.claim(10).rows();
+        assertThat(claimed).extracting(ClaimedRow::seq).containsExactly(a, b, c);
+        assertThat(store.stamp(List.of(new OutboxStore.Stamp(a, "{}", claimed.get(0).id())))).isOne();
+        store.release(List.of(new OutboxStore.Release(b, true, 0, null)));
+        assertThat(store.poison(List.of(new OutboxStore.Poison(c, "boom")))).hasSize(1);
+        assertThat(db.query("SELECT seq, fanned_out_at IS NOT NULL, poisoned_at IS NOT NULL, lease_owner IS NULL, attempts"
+            + " FROM events WHERE seq IN (?, ?, ?) ORDER BY seq", a, b, c)).containsExactly(
+                List.of(a, true, false, true, 1), List.of(b, false, false, true, 0), List.of(c, false, true, true, 1));
+
+        assertThat(store.claim(10).rows()).extracting(ClaimedRow::seq).as("the poisoned row is left out").containsExactly(b);
+        assertThat(db.queryLong("SELECT count(*) FROM (SELECT events_requeue(?) AS r) q WHERE r", c)).isOne();
+        List<ClaimedRow> requeued = store.claim(10).rows();
+        assertThat(requeued).extracting(ClaimedRow::seq).containsExactly(c);
+        assertThat(store.stamp(List.of(new OutboxStore.Stamp(b, "{}", "b"), new OutboxStore.Stamp(c, "{}", "c")))).isEqualTo(2);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL")).isZero();
+    }
 }
