@@ -516,6 +516,11 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
+    public PartitionUpkeep partitions() throws SQLException {
+        return PartitionUpkeep.of(dataSource, table);
+    }
+
+    @Override
     public String tableShareConflict() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return tableShare.conflict(c);

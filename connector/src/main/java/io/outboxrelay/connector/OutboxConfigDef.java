@@ -152,7 +152,10 @@ final class OutboxConfigDef {
             .define(RETENTION_MS, Type.LONG, 0L, Range.atLeast(0), Importance.LOW,
                 "When above 0, fanned rows whose fanned_out_at is older than this are deleted, in batches of 1000"
                     + " that skip locked rows, by relay task 0. Poisoned and un-fanned rows are never deleted. Needs"
-                    + " DELETE on the table. 0 (the default) keeps every row.",
+                    + " DELETE on the table. On a table partitioned by day (schemas/sql/outbox.sql -v partitioned=daily)"
+                    + " whole day partitions are dropped instead, once their day ended this long ago and they hold no"
+                    + " pending or poisoned row (docs/partitioned-outbox.md); needs EXECUTE on"
+                    + " <table>_drop_partitions(timestamptz). 0 (the default) keeps every row.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Retention (ms)")
             .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "How often retention looks for rows to delete (it continues at once while batches come back full).",

@@ -118,7 +118,9 @@ final class OutboxLiveValidator {
                 if (retentionMs > 0 && !rs.getBoolean(4)) {
                     error(result, OutboxSourceConnectorConfig.RETENTION_MS, "outbox.retention.ms=" + retentionMs
                         + " deletes fanned rows, but role " + role + " may not DELETE from " + quoted + ": GRANT DELETE"
-                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql), or set outbox.retention.ms=0");
+                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql; a table partitioned by day:"
+                        + " GRANT EXECUTE ON FUNCTION " + Identifiers.quoteQualified(table + "_drop_partitions")
+                        + "(timestamptz) TO outbox_relay), or set outbox.retention.ms=0");
                 }
             }
         }

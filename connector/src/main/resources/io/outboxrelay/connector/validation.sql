@@ -7,15 +7,25 @@
 SELECT to_regclass(:table)::text;
 
 -- name: TablePrivileges
--- What the relay needs of the table: SELECT and UPDATE always, DELETE with retention; and who asks.
+-- What the relay needs of the table: SELECT and UPDATE always, and with retention DELETE, or on a table
+-- partitioned by V5 (which retains by dropping partitions, PartitionUpkeep) EXECUTE on <table>_drop_partitions;
+-- and who asks.
 SELECT has_table_privilege(:table::regclass, 'SELECT'), has_table_privilege(:table::regclass, 'UPDATE'),
-       current_user::text, has_table_privilege(:table::regclass, 'DELETE');
+       current_user::text,
+       COALESCE(has_function_privilege(
+                  to_regprocedure((SELECT quote_ident(n.nspname) || '.' || quote_ident(t.relname || '_drop_partitions')
+                                     FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace
+                                    WHERE t.oid = :table::regclass) || '(timestamp with time zone)'), 'EXECUTE'),
+                has_table_privilege(:table::regclass, 'DELETE'));
 
 -- name: UniqueSeqIndex
--- Whether seq is unique (a valid, non-partial unique index on seq alone), and the name to suggest for one.
+-- Whether seq is unique (a valid, non-partial unique index on seq alone, or on a table partitioned by V5 the
+-- unique key (seq, occurred_at), which holds the partition key: seq's sequence keeps seq unique), and the name
+-- to suggest for one.
 SELECT EXISTS (SELECT 1 FROM pg_index i
                 WHERE i.indrelid = :table::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL
-                  AND i.indnkeyatts = 1
+                  AND (i.indnkeyatts = 1
+                       OR i.indnkeyatts = 1 + (SELECT partnatts FROM pg_partitioned_table WHERE partrelid = i.indrelid))
                   AND i.indkey[0] = (SELECT attnum FROM pg_attribute
                                       WHERE attrelid = i.indrelid AND attname = 'seq')),
        quote_ident((SELECT relname FROM pg_class WHERE oid = :table::regclass) || '_seq_key');
@@ -37,11 +47,15 @@ SELECT pg_get_expr(i.indpred, i.indrelid)
    AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
 
 -- name: ClaimIndexNameAndFillfactor
--- The name to suggest for the claim's index, and the table's fillfactor (NULL when not set: 100).
-SELECT quote_ident(relname || '_unfanned_idx'),
-       (SELECT substr(o, 12) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%')
-  FROM pg_class
- WHERE oid = :table::regclass;
+-- The name to suggest for the claim's index, and the table's fillfactor (NULL when not set: 100); a
+-- partitioned table has none of its own, so its newest partition's (by name) is read.
+SELECT quote_ident(t.relname || '_unfanned_idx'),
+       (SELECT substr(o, 12)
+          FROM unnest(COALESCE(t.reloptions, (SELECT p.reloptions FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
+                                               WHERE i.inhparent = t.oid ORDER BY p.relname DESC LIMIT 1))) o
+         WHERE o LIKE 'fillfactor=%')
+  FROM pg_class t
+ WHERE t.oid = :table::regclass;
 
 -- name: TableColumns
 -- The table's live columns in order: name, type (a domain's base type, without modifiers), NOT NULL, and
