@@ -66,21 +66,22 @@ BEGIN
     RETURNS BIGINT
     LANGUAGE plpgsql AS $fn$
     DECLARE
+      fn CONSTANT text := %6$L;
       first_seq BIGINT;
       last_seq BIGINT;
       request BIGINT;
     BEGIN
       IF p_subscription IS NULL OR btrim(p_subscription) = '' THEN
-        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = '%2$s: the subscription is empty',
-          HINT = 'name one of the connector''s subscriptions, e.g. SELECT %2$s(''corpus.index'', now() - interval ''2 hours'', now())';
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = fn || ': the subscription is empty',
+          HINT = format('name one of the connector''s subscriptions: SELECT %%s(''<name>'', <from>, <to>)', fn);
       END IF;
       IF p_from IS NULL OR p_to IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = '22004', MESSAGE = '%2$s: from and to must not be NULL',
+        RAISE EXCEPTION USING ERRCODE = '22004', MESSAGE = fn || ': from and to must not be NULL',
           HINT = 'both are occurred_at timestamps, inclusive';
       END IF;
       IF p_from > p_to THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
-          MESSAGE = format('%2$s: from %%s is after to %%s, so the range holds no event', p_from, p_to),
+          MESSAGE = format('%%s: from %%s is after to %%s, so the range holds no event', fn, p_from, p_to),
           HINT = 'from and to are inclusive occurred_at timestamps, from <= to; swap them';
       END IF;
       SELECT max(seq) INTO last_seq FROM %3$s;
@@ -91,7 +92,7 @@ BEGIN
       RETURN request;
     END;
     $fn$
-  $ddl$, s, n || '_replay', tbl, replays, c_occurred);
+  $ddl$, s, n || '_replay', tbl, replays, c_occurred, format('%I.%I', s, n || '_replay'));
 
   -- Stops a request: the relay sends none of its rows after the chunk in flight. Returns true when the
   -- request was open. Usage: SELECT events_replay_cancel(7);
