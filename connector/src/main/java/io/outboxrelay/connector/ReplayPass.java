@@ -6,8 +6,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongUnaryOperator;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
 import org.postgresql.util.PSQLState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +24,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ReplayPass {
     private static final Logger log = LoggerFactory.getLogger(ReplayPass.class);
+    /** No PSQLState name for it in pgjdbc. */
+    private static final String INSUFFICIENT_PRIVILEGE = "42501";
 
     /** What a relay task's replay is made of, from its configuration. */
     record Settings(String table, int chunkRows, long checkIntervalMs, long retryMs, long leaseMs,
@@ -33,30 +37,48 @@ final class ReplayPass {
     private final OutboxRecordFactory factory;
     private final Settings settings;
     private final Runnable wake;
+    /** A request's progress as its committed source offset names it, -1 when none (or not to be trusted). */
+    private final LongUnaryOperator committedProgress;
     private ReplayStore.Request request;
     private ReplayChunk chunk;
     private long nextAt;
     private long renewAt;
     private boolean off;
 
-    /** @param wake called on the producer's thread once a chunk's last record is acknowledged */
+    /** A pass that never reads source offsets back (a task under errors.tolerance=all, tests). */
     ReplayPass(ReplayStore store, List<Subscription> subscriptions, OutboxRecordFactory factory, Settings settings,
                Runnable wake) {
+        this(store, subscriptions, factory, settings, wake, id -> -1);
+    }
+
+    /**
+     * @param wake              called on the producer's thread once a chunk's last record is acknowledged
+     * @param committedProgress a request's progress as its committed source offset names it, -1 when none
+     */
+    ReplayPass(ReplayStore store, List<Subscription> subscriptions, OutboxRecordFactory factory, Settings settings,
+               Runnable wake, LongUnaryOperator committedProgress) {
         this.store = store;
         subscriptions.forEach(s -> this.subscriptions.put(s.name(), s));
         this.factory = factory;
         this.settings = settings;
         this.wake = wake;
+        this.committedProgress = committedProgress;
         this.off = settings.checkIntervalMs() <= 0;
     }
 
-    /** The replay of a relay task of {@code connector}, its records shaped as the live ones. */
-    static ReplayPass of(OutboxSourceConnectorConfig connector, ReplayStore store, Runnable wake) {
+    /**
+     * The replay of a relay task of {@code connector}, its records shaped as the live ones. {@code offsets}: the
+     * task's reader of committed source offsets, null when they are not to be trusted (under
+     * errors.tolerance=all a tolerated failure is acknowledged, and its offset committed, like a delivery).
+     */
+    static ReplayPass of(OutboxSourceConnectorConfig connector, ReplayStore store, Runnable wake,
+                         OffsetStorageReader offsets) {
         OutboxRecordFactory factory = new OutboxRecordFactory(connector.subscriptions(), connector.table(),
             connector.recordShape(), Clock.systemUTC(), connector.timestampMaxAheadMs());
         return new ReplayPass(store, connector.subscriptions(), factory, new Settings(connector.table(),
             connector.batchSize(), connector.replayCheckInterval().toMillis(), connector.backoffInitial().toMillis(),
-            connector.lease().toMillis(), connector.toleratesAllErrors()), wake);
+            connector.lease().toMillis(), connector.toleratesAllErrors()), wake, offsets == null ? id -> -1
+                : id -> ReplayRecord.committedProgress(offsets.offset(ReplayRecord.partition(connector.table(), id))));
     }
 
     /** One step: finish the chunk in flight if it settled, then, when due, send the next chunk into {@code out}. */
@@ -141,6 +163,7 @@ final class ReplayPass {
         }
         renewAt = now + settings.leaseMs() / 2;
         if (request.id() != previous) {
+            request = reconciled(request);
             log.info("Replay request {} to subscription {}: occurred_at {}, from seq {} through {}, {} records sent"
                 + " before", request.id(), request.subscription(), request.range(), request.progressSeq() + 1,
                 request.throughSeq(), request.sent());
@@ -163,11 +186,37 @@ final class ReplayPass {
             return;
         }
         List<SourceRecord> made = new ArrayList<>(batch.size());
-        factory.records(batch, made, ReplayRecord.offsets(settings.table(), request.id()));
+        factory.records(batch, made, RecordOffsets.seqIn(ReplayRecord.partition(settings.table(), request.id())));
         chunk = new ReplayChunk(request, walkedTo, last, made.size(), wake);
-        for (SourceRecord r : made) {
-            out.add(ReplayRecord.of((OutboxRecord) r, chunk));
+        out.addAll(ReplayRecord.of(made, chunk));
+    }
+
+    /**
+     * A request this task takes (over): when a committed source offset of its partition names more progress than
+     * the table (its records committed, the task that sent them gone before it wrote the progress), the progress
+     * moves there first, so those records are not sent again.
+     */
+    private ReplayStore.Request reconciled(ReplayStore.Request taken) throws SQLException {
+        long committed;
+        try {
+            committed = committedProgress.applyAsLong(taken.id());
+        } catch (RuntimeException e) {
+            log.warn("Replay request {}: could not read its committed source offset ({}); it goes on from the table's"
+                + " progress, seq {}, so records the last task sent may be sent again", taken.id(), e.getMessage(),
+                taken.progressSeq());
+            return taken;
         }
+        if (committed <= taken.progressSeq()) {
+            return taken;
+        }
+        long to = Math.min(committed, taken.throughSeq());
+        if (!store.progress(taken.id(), to, 0, false)) {
+            return taken; // cancelled meanwhile: the chunk read finds nothing and the request is dropped
+        }
+        log.info("Replay request {}: its committed source offset names progress to seq {}, past the table's {}; it"
+            + " goes on from there", taken.id(), to, taken.progressSeq());
+        return new ReplayStore.Request(taken.id(), taken.subscription(), taken.throughSeq(), to, taken.sent(),
+            taken.range());
     }
 
     private void advance(ReplayStore.Request served, long walkedTo, int sent, boolean last) throws SQLException {
@@ -199,6 +248,13 @@ final class ReplayPass {
             return;
         }
         chunk = null; // its records are sent again from the request's progress
+        if (INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+            nextAt = now + settings.checkIntervalMs();
+            log.warn("Replay is not possible for this task's role ({}): it needs SELECT, UPDATE on {}_replays"
+                + " (migration V6 grants them to outbox_relay); looked at again in {} ms, live delivery is not"
+                + " affected", e.getMessage(), settings.table(), settings.checkIntervalMs());
+            return;
+        }
         nextAt = now + Math.max(settings.retryMs(), 1);
         log.warn("Replay request {} could not go on ({}, SQLState {}); retried in {} ms, live delivery is not affected",
             request == null ? "(none yet)" : request.id(), e.getMessage(), e.getSQLState(), settings.retryMs());

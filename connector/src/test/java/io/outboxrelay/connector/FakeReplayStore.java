@@ -56,6 +56,13 @@ final class FakeReplayStore implements ReplayStore {
             false));
     }
 
+    /** Rows 1 to {@code count}, all of one type and subject. */
+    void rows(int count, String type, String subject) {
+        for (long seq = 1; seq <= count; seq++) {
+            row(seq, type, subject);
+        }
+    }
+
     void failNext(String sqlState) {
         failNext = sqlState;
     }

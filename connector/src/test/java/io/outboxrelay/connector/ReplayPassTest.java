@@ -27,6 +27,21 @@ class ReplayPassTest {
             new ReplayPass.Settings("events", chunkRows, 5_000, 2_000, 60_000, toleratesAll), wakes::incrementAndGet);
     }
 
+    /** A pass of the webhooks subscription alone that reads committed progress from {@code committed}. */
+    private ReplayPass hooksOnly(java.util.function.LongUnaryOperator committed) {
+        List<Subscription> subs = List.of(HOOKS);
+        return new ReplayPass(store, subs, new OutboxRecordFactory(subs, "events"),
+            new ReplayPass.Settings("events", 10, 5_000, 2_000, 60_000, false), () -> { }, committed);
+    }
+
+    /** A request of one row to webhooks, whose first statement fails with {@code sqlState}. */
+    private ReplayPass oneRowFailingFirst(long id, String sqlState) {
+        store.request(id, "webhooks", 0, 1);
+        store.row(1, "order.created", "o");
+        store.failNext(sqlState);
+        return pass(10, false);
+    }
+
     private List<SourceRecord> run(ReplayPass pass) {
         List<SourceRecord> out = new ArrayList<>();
         pass.run(out, now);
@@ -175,9 +190,7 @@ class ReplayPassTest {
     @Test
     void aCancelledRequestSendsNothingAfterItsChunkInFlight() {
         store.request(6, "webhooks", 0, 4);
-        for (long seq = 1; seq <= 4; seq++) {
-            store.row(seq, "order.created", "o");
-        }
+        store.rows(4, "order.created", "o");
         ReplayPass pass = pass(2, false);
         List<SourceRecord> first = run(pass);
         store.requests.get(6L).cancelled = true; // SELECT events_replay_cancel(6)
@@ -206,10 +219,7 @@ class ReplayPassTest {
 
     @Test
     void aMissingRequestsTableTurnsReplayOffAndNeverFailsThePass() {
-        store.request(9, "webhooks", 0, 1);
-        store.row(1, "order.created", "o");
-        ReplayPass pass = pass(10, false);
-        store.failNext("42P01");
+        ReplayPass pass = oneRowFailingFirst(9, "42P01");
 
         assertThat(run(pass)).isEmpty();
         now += 60_000;
@@ -219,10 +229,7 @@ class ReplayPassTest {
 
     @Test
     void aFailingStatementIsRetriedLaterAndNeverFailsThePass() {
-        store.request(10, "webhooks", 0, 1);
-        store.row(1, "order.created", "o");
-        ReplayPass pass = pass(10, false);
-        store.failNext("08006");
+        ReplayPass pass = oneRowFailingFirst(10, "08006");
 
         assertThat(run(pass)).isEmpty();
         assertThat(run(pass)).as("not before outbox.backoff.initial.ms").isEmpty();
@@ -233,9 +240,7 @@ class ReplayPassTest {
     @Test
     void aStopGivesTheRequestBackForAnotherTaskToResumeFromItsProgress() {
         store.request(11, "webhooks", 0, 4);
-        for (long seq = 1; seq <= 4; seq++) {
-            store.row(seq, "order.created", "o");
-        }
+        store.rows(4, "order.created", "o");
         ReplayPass pass = pass(2, false);
         ackAll(pass, run(pass));
         List<SourceRecord> inFlight = run(pass);
@@ -258,5 +263,73 @@ class ReplayPassTest {
         store.row(1, "order.created", "o");
         now += 5_000;
         assertThat(seqs(run(pass))).containsExactly(1L);
+    }
+
+    private static List<Object> progressOffsets(List<SourceRecord> records) {
+        return records.stream().map(r -> r.sourceOffset().get("progress")).map(Object.class::cast).toList();
+    }
+
+    @Test
+    void eachRecordsOffsetNamesProgressOnlyAsFarAsItAndTheRecordsBeforeItCover() {
+        store.request(13, "webhooks", 0, 3);
+        store.request(14, "digest", 0, 3);
+        store.request(15, "corpus.index", 0, 9);
+        store.row(1, "order.created", "x");
+        store.row(2, "note.added", "y");
+        store.row(3, "order.paid", "x");
+        store.row(4, "note.added", "y");
+        ReplayPass pass = pass(4, false);
+
+        List<SourceRecord> hooks = run(pass);
+        assertThat(seqs(hooks)).containsExactly(1L, 2L, 3L);
+        assertThat(progressOffsets(hooks)).containsExactly(1L, 2L, 3L);
+        ackAll(pass, hooks);
+
+        List<SourceRecord> digest = run(pass);
+        assertThat(seqs(digest)).as("y's latest, then x's, which covers seq 1").containsExactly(2L, 3L);
+        assertThat(progressOffsets(digest)).as("seq 1 is covered only by the second record").containsExactly(0L, 3L);
+        ackAll(pass, digest);
+
+        List<SourceRecord> index = run(pass);
+        assertThat(seqs(index)).containsExactly(1L, 3L);
+        assertThat(progressOffsets(index)).as("a full chunk: its last record names the chunk's last row")
+            .containsExactly(2L, 4L);
+        assertThat(index.get(0).sourcePartition()).isEqualTo(java.util.Map.of("outbox.replay", "events#15"));
+    }
+
+    @Test
+    void aTaskThatTakesARequestOverGoesOnFromItsCommittedOffset() {
+        store.request(16, "webhooks", 0, 5);
+        store.rows(5, "order.created", "o");
+        ReplayPass pass = hooksOnly(id -> id == 16 ? 3 : -1);
+
+        List<SourceRecord> records = run(pass);
+
+        assertThat(seqs(records)).as("seq 1 to 3 were committed by the task before").containsExactly(4L, 5L);
+        assertThat(store.requests.get(16L).progressSeq).isEqualTo(3);
+    }
+
+    @Test
+    void anOffsetThatCannotBeReadLeavesTheTablesProgressAndLosesNothing() {
+        store.request(17, "webhooks", 0, 2);
+        store.row(1, "order.created", "o");
+        store.row(2, "order.created", "o");
+        ReplayPass pass = hooksOnly(id -> {
+            throw new IllegalStateException("offsets topic unavailable");
+        });
+
+        assertThat(seqs(run(pass))).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void aRoleWithoutTheGrantIsToldOnceACheckIntervalNotAtEveryPass() {
+        ReplayPass pass = oneRowFailingFirst(18, "42501");
+
+        assertThat(run(pass)).isEmpty();
+        now += 2_000;
+        assertThat(run(pass)).as("not at the retry delay").isEmpty();
+        assertThat(store.calls).containsExactly("claim");
+        now += 3_000;
+        assertThat(seqs(run(pass))).as("granted meanwhile: served at the next check").containsExactly(1L);
     }
 }

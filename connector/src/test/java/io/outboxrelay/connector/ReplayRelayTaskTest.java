@@ -35,18 +35,29 @@ class ReplayRelayTaskTest {
     }
 
     private void start() {
+        start(null, Map.of());
+    }
+
+    /** A task with {@code context} (null: none), on the same stores as the tasks before it. */
+    private void start(FakeTaskContext context, Map<String, String> overrides) {
         Map<String, String> props = new HashMap<>(Map.of(
             "name", "relay", "connection.url", "jdbc:postgresql://localhost/test", "subscriptions", "orders,search",
             "outbox.listen.enabled", "false", "outbox.lease.ms", Long.toString(LEASE_MS),
             "outbox.backoff.initial.ms", "2000", "outbox.poll.interval.ms", "1000",
             "outbox.replay.check.interval.ms", "1000"));
+        props.putAll(overrides);
         task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> {
-            replays = new FakeReplayStore(store.owner(), List.of("orders", "search"));
-            replays.request(1, "search", 0, 2);
-            replays.row(1, "order.created", "a");
-            replays.row(2, "order.paid", "a");
+            if (replays == null) {
+                replays = new FakeReplayStore(store.owner(), List.of("orders", "search"));
+                replays.request(1, "search", 0, 2);
+                replays.row(1, "order.created", "a");
+                replays.row(2, "order.paid", "a");
+            }
             return RelayBackend.of(store, replays, () -> { }, () -> { });
         });
+        if (context != null) {
+            task.initialize(context);
+        }
         task.start(props);
     }
 
@@ -105,5 +116,38 @@ class ReplayRelayTaskTest {
 
         assertThat(replays.requests.get(1L).leaseOwner).isNull();
         assertThat(replays.requests.get(1L).progressSeq).as("its chunk in flight is sent again").isZero();
+    }
+
+    /**
+     * The chunk's transaction commits, with its records' source offset, and the task dies before it writes the
+     * request's progress: the task that takes the request over reads the offset and sends none of it again.
+     */
+    @Test
+    void aTaskThatDiesAfterTheChunksCommitIsFollowedByOneThatDoesNotSendItAgain() throws Exception {
+        FakeTaskContext context = new FakeTaskContext(true);
+        start(context, Map.of());
+        List<SourceRecord> records = task.poll();
+        assertThat(seqs(records)).containsExactly(1L, 2L);
+        context.commit(task, records);
+        task = null; // killed: no stop, no progress written
+        replays.requests.get(1L).leaseOwner = null; // its lease ran out
+
+        start(context, Map.of());
+        assertThat(task.poll()).as("nothing produced again").isNull();
+        assertThat(replays.requests.get(1L).done).isTrue();
+    }
+
+    /** The same under errors.tolerance=all, whose offsets are not trusted: the chunk goes again (at least once). */
+    @Test
+    void negativeControlUnderToleranceAllTheCommittedChunkIsSentAgain() throws Exception {
+        FakeTaskContext context = new FakeTaskContext(false);
+        start(context, Map.of("errors.tolerance", "all"));
+        List<SourceRecord> records = task.poll();
+        context.commit(task, records);
+        task = null;
+        replays.requests.get(1L).leaseOwner = null;
+
+        start(context, Map.of("errors.tolerance", "all"));
+        assertThat(seqs(task.poll())).containsExactly(1L, 2L);
     }
 }
