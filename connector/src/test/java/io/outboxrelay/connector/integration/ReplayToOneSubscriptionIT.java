@@ -174,8 +174,7 @@ class ReplayToOneSubscriptionIT {
         await().atMost(Duration.ofSeconds(30)).until(() ->
             db.queryLong("SELECT progress_seq FROM events_replays WHERE id = ?", request) > start);
 
-        assertThat(db.queryLong("SELECT count(*) FROM events_replays WHERE id = ? AND events_replay_cancel(id)", request))
-            .isOne();
+        assertThat(cancel(request)).isTrue();
         // one task serves one request at a time: once a later one is done, the cancelled one was dropped
         long later = replay("webhooks", 0, 0);
         awaitDone(later);
@@ -187,8 +186,7 @@ class ReplayToOneSubscriptionIT {
         assertThat(sent).isLessThan(total);
         assertThat(replayed(HOOKS, request)).as("nothing after the chunk in flight at the cancel")
             .hasSizeLessThanOrEqualTo((int) sent + 10);
-        assertThat(db.queryLong("SELECT count(*) FROM events_replays WHERE id = ? AND events_replay_cancel(id)", request))
-            .as("a second cancel finds nothing open").isZero();
+        assertThat(cancel(request)).as("a second cancel finds nothing open").isFalse();
     }
 
     @Test
@@ -208,7 +206,10 @@ class ReplayToOneSubscriptionIT {
 
         assertThat(db.query("SELECT done_at IS NULL, lease_owner IS NULL, sent FROM events_replays WHERE id = ?",
             request)).containsExactly(List.of(true, true, 0L));
-        assertThat(db.queryLong("SELECT count(*) FROM events_replays WHERE id = ? AND events_replay_cancel(id)", request))
-            .isOne();
+        assertThat(cancel(request)).isTrue();
+    }
+
+    private static boolean cancel(long request) {
+        return (Boolean) db.query("SELECT events_replay_cancel(?)", request).get(0).get(0);
     }
 }
