@@ -118,6 +118,11 @@ final class OutboxConfigDef {
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
                 "Claim interval when outbox.listen.enabled=false.", OUTBOX_GROUP, ++order, Width.SHORT,
                 "Poll interval (ms)")
+            .define(REPLAY_CHECK_INTERVAL_MS, Type.LONG, 5_000L, Range.atLeast(0), Importance.LOW,
+                "How often a relay task that serves no replay request looks for one in <table>_replays (SELECT"
+                    + " events_replay(subscription, from, to); docs/replay.md). A task that serves one sends its next"
+                    + " chunk of outbox.batch.size rows as soon as the last is acknowledged. 0 turns replay off.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Replay check interval (ms)")
             .define(LINGER_MS, Type.LONG, DEFAULT_LINGER_MS, Range.between(0, 1_000), Importance.LOW,
                 "While rows keep arriving, a relay task claims every this many milliseconds, and the stamps of the"
                     + " rows acknowledged meanwhile go with that claim: a row committed while the relay is busy waits"

@@ -47,6 +47,7 @@ public class OutboxRelayTask extends SourceTask {
     private LeaseKeeper leases;
     private RowWrites writes;
     private ClaimStep claims;
+    private ReplayPass replays;
     private PoisonRecords poisonRecords;
     private RelayMaintenance maintenance;
     private ExecutorService maintenanceThread;
@@ -116,6 +117,8 @@ public class OutboxRelayTask extends SourceTask {
                 Clock.systemUTC(), connector.timestampMaxAheadMs()), naming,
             rules, sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
+        replays = ReplayPass.of(connector, backend.replays(), wake::signal,
+            namesRows && context != null ? context.offsetStorageReader() : null);
         boolean tableWide = config.relayTaskIndex() == 0;
         // only task 0 has table-wide rounds to run, beside its own thread
         maintenanceThread = tableWide ? RelayMaintenance.thread(config.leaseOwner()) : null;
@@ -154,6 +157,7 @@ public class OutboxRelayTask extends SourceTask {
         held.dispatched(); // Connect is back for more: it sent everything returned before
         if (transactions != null) {
             settleAllFilteredLists();
+            replays.settleOpenAsFiltered();
         }
         long now = clock.millis();
         long waitMs;
@@ -248,6 +252,7 @@ public class OutboxRelayTask extends SourceTask {
             nextStampAloneAt = now + pacer.paceMs();
             writes.stampAlone();
         }
+        replays.run(out, now); // after the live claim, one chunk at most: live traffic keeps flowing
         // after the claim, which may fail: rows poisoned by settle() or the claim are described once this
         // pass has nothing left to throw
         out.addAll(poisonRecords.drain());
@@ -288,6 +293,8 @@ public class OutboxRelayTask extends SourceTask {
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
         if (record instanceof OutboxRecord r) {
             held.acknowledged(r, metadata);
+        } else if (record instanceof ReplayRecord r) {
+            replays.acknowledged(r, metadata);
         }
     }
 
@@ -325,6 +332,7 @@ public class OutboxRelayTask extends SourceTask {
             log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",
                 e.getMessage(), config.connector().lease().toMillis());
         } finally {
+            replays.stop();
             backend.close();
         }
         log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());

@@ -22,14 +22,15 @@ import org.junit.jupiter.api.Test;
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V5 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
+ * V2 to V6 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
     private static final Path MIGRATIONS = OUTBOX_SQL.getParent().getParent().resolve("migrations");
     private static final Path FLYWAY = MIGRATIONS.resolve("flyway");
     private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
-        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V5__outbox_partitioned.sql");
+        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V5__outbox_partitioned.sql",
+        "V6__outbox_replay.sql");
     private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
     private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
         + " SET outbox_relay.notify_channel = 'app_outbox'";
@@ -78,7 +79,7 @@ class SchemaMigrationsIT {
         db.execute(SET_NAMES + ";\n" + body("V1__outbox.sql")); // as outbox.sql of release 0.1.0 left it
         db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'kept')");
 
-        // README "Upgrading": flyway baseline -baselineVersion=1 once, then flyway migrate
+        // docs/upgrading.md: flyway baseline -baselineVersion=1 once, then flyway migrate
         Flyway flyway = Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
             .locations("filesystem:" + FLYWAY).initSql(SET_NAMES).baselineVersion("1").load();
         flyway.baseline();
@@ -86,7 +87,7 @@ class SchemaMigrationsIT {
 
         assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
             .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"),
-                List.of("4", "SQL"), List.of("5", "SQL"));
+                List.of("4", "SQL"), List.of("5", "SQL"), List.of("6", "SQL"));
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
     }
