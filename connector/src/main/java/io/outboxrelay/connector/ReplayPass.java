@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -10,7 +11,6 @@ import java.util.function.LongUnaryOperator;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.storage.OffsetStorageReader;
-import org.postgresql.util.PSQLState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +24,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ReplayPass {
     private static final Logger log = LoggerFactory.getLogger(ReplayPass.class);
-    /** No PSQLState name for it in pgjdbc. */
-    private static final String INSUFFICIENT_PRIVILEGE = "42501";
 
     /** What a relay task's replay is made of, from its configuration. */
     record Settings(String table, int chunkRows, long checkIntervalMs, long retryMs, long leaseMs,
@@ -240,7 +238,7 @@ final class ReplayPass {
     }
 
     private void failed(SQLException e, long now) {
-        if (PSQLState.UNDEFINED_TABLE.getState().equals(e.getSQLState())) {
+        if (SqlStates.is(e, SqlStates.UNDEFINED_TABLE)) {
             off = true;
             log.info("Replay is off for this task: table {}_replays is missing (migration V6,"
                 + " schemas/migrations/flyway/V6__outbox_replay.sql; re-running schemas/sql/outbox.sql applies it)",
@@ -248,7 +246,7 @@ final class ReplayPass {
             return;
         }
         chunk = null; // its records are sent again from the request's progress
-        if (INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+        if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
             nextAt = now + settings.checkIntervalMs();
             log.warn("Replay is not possible for this task's role ({}): it needs SELECT, UPDATE on {}_replays"
                 + " (migration V6 grants them to outbox_relay); looked at again in {} ms, live delivery is not"
