@@ -32,7 +32,7 @@ public final class Quickstart {
     private final PrintStream out;
     private volatile boolean stopRequested;
     private boolean stopped;
-    private QuickstartPostgres db;
+    private QuickstartDatabase db;
     private QuickstartKafka kafka;
     private QuickstartConnect connect;
     private DemoEventWriter writer;
@@ -105,7 +105,7 @@ public final class Quickstart {
         long t = System.nanoTime();
         out.print("  PostgreSQL 17 ........ ");
         out.flush();
-        db = QuickstartPostgres.start();
+        db = QuickstartDatabase.start();
         db.applySchema(home);
         out.printf("port %d, schemas/sql/outbox.sql and mentions.sql applied (%s)%n", db.port(), since(t));
 
@@ -130,8 +130,8 @@ public final class Quickstart {
         out.flush();
         Map<String, String> config = ConnectorTemplate.load(template, Map.of(
             "QUICKSTART_DB_URL", db.jdbcUrl(),
-            "QUICKSTART_DB_USER", QuickstartPostgres.RELAY_ROLE,
-            "QUICKSTART_DB_PASSWORD", QuickstartPostgres.RELAY_PASSWORD));
+            "QUICKSTART_DB_USER", QuickstartDatabase.RELAY_ROLE,
+            "QUICKSTART_DB_PASSWORD", QuickstartDatabase.RELAY_PASSWORD));
         OutboxSourceConnectorConfig parsed = new OutboxSourceConnectorConfig(config);
         subscriptions = parsed.subscriptions();
         MentionRecoveryConfig mentions = new MentionRecoveryConfig(config);
@@ -177,7 +177,7 @@ public final class Quickstart {
         out.println("Where things are");
         out.println("  Connect REST API   " + connect.restUrl());
         out.println("  PostgreSQL         " + db.jdbcUrl() + "  (user postgres, no password; the connector logs"
-            + " in as '" + QuickstartPostgres.RELAY_ROLE + "', a member of outbox_relay)");
+            + " in as '" + QuickstartDatabase.RELAY_ROLE + "', a member of outbox_relay)");
         out.println("  Kafka              " + kafka.bootstrapServers());
         out.println("  Logs               " + System.getProperty("quickstart.log", "target/quickstart.log"));
         out.println("Try, in another terminal (psql is not bundled: any PostgreSQL client works)");
