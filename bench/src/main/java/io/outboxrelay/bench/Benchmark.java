@@ -85,7 +85,7 @@ public final class Benchmark {
         log("Starting PostgreSQL, the broker and the Connect worker ...");
         try (BenchDatabases pg = BenchDatabases.start(options.home(), workDir);
              BenchKafka kafka = startKafka(started, workDir, logConfig)) {
-            WorkerProcess worker = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
+            MeasuredWorker worker = MeasuredWorker.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
                 logConfig);
             // Ctrl-C: the worker and broker JVMs and PostgreSQL are child processes; do not leave them behind
             Thread cleanup = new Thread(() -> {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.outboxrelay.connector.OutboxSourceConnectorConfig;
 import io.outboxrelay.connector.Subscription;
 import io.outboxrelay.embedded.ConnectRestClient;
+import io.outboxrelay.embedded.EmbeddedWorker;
+import io.outboxrelay.embedded.WorkerProperties;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -26,6 +28,8 @@ import org.apache.kafka.common.utils.Exit;
  */
 public final class Quickstart {
     static final String CONNECTOR = "quickstart";
+    /** Connect's usual REST port, when it is free, so the printed curl commands stay the same from run to run. */
+    static final int REST_PORT = 8083;
     static final int CHAT_PERIOD_SECONDS = 10;
 
     private final QuickstartOptions options;
@@ -34,7 +38,7 @@ public final class Quickstart {
     private boolean stopped;
     private QuickstartDatabase db;
     private QuickstartKafka kafka;
-    private QuickstartConnect connect;
+    private EmbeddedWorker connect;
     private DemoEventWriter writer;
     private DemoChat chat;
     private ProgressReporter progress;
@@ -118,7 +122,9 @@ public final class Quickstart {
         t = System.nanoTime();
         out.print("  Kafka Connect ........ ");
         out.flush();
-        connect = QuickstartConnect.start(kafka.bootstrapServers());
+        Map<String, String> worker = WorkerProperties.distributed(kafka.bootstrapServers(), "quickstart-connect");
+        worker.put("offset.flush.interval.ms", "5000");
+        connect = EmbeddedWorker.start(worker, Ports.isFree(REST_PORT) ? REST_PORT : 0);
         out.printf("distributed worker, REST API %s (%s)%n", connect.restUrl(), since(t));
 
         chat = new DemoChat(db);

@@ -46,7 +46,7 @@ class RandomFaultSoakIT {
 
     private LocalPostgres postgres;
     private KafkaBrokerProcess broker;
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopEverything() {
@@ -75,7 +75,7 @@ class RandomFaultSoakIT {
         broker = new KafkaBrokerProcess("soak").start();
         int jmxPort = ChildJvm.freePort();
         // lost tasks come back 10 s after a worker crash; a longer broker outage makes the worker drop its tasks
-        worker = new ConnectWorkerProcess("soak", broker.bootstrapServers(),
+        worker = new FaultWorker("soak", broker.bootstrapServers(),
             Map.of("scheduled.rebalance.max.delay.ms", "10000"), ChildJvm.jmxArgs(jmxPort)).start();
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);
