@@ -3,7 +3,7 @@ package io.outboxrelay.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionConfigKeys;
-import io.outboxrelay.connector.BenchStore;
+import io.outboxrelay.connector.ClaimAndStampLoop;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -106,7 +106,7 @@ final class Ceilings {
                 int index = i;
                 Thread t = new Thread(() -> {
                     try (HikariDataSource pool = onePool(db)) {
-                        done.addAndGet(new BenchStore(pool, "ceiling-" + index, clients, index).claimAndStampAll(batch));
+                        done.addAndGet(new ClaimAndStampLoop(pool, "ceiling-" + index, clients, index).claimAndStampAll(batch));
                     } catch (Exception e) {
                         error.compareAndSet(null, e);
                     }
