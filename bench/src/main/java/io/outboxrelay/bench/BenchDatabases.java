@@ -3,6 +3,7 @@ package io.outboxrelay.bench;
 import io.outboxrelay.common.PsqlScript;
 import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.postgres.Rows;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -155,16 +155,7 @@ final class BenchDatabases implements AutoCloseable {
 
         List<List<String>> query(String sql) {
             try (Connection c = connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-                List<List<String>> rows = new ArrayList<>();
-                int n = rs.getMetaData().getColumnCount();
-                while (rs.next()) {
-                    List<String> row = new ArrayList<>(n);
-                    for (int i = 1; i <= n; i++) {
-                        row.add(rs.getString(i));
-                    }
-                    rows.add(row);
-                }
-                return rows;
+                return Rows.asStrings(rs);
             } catch (SQLException e) {
                 throw new IllegalStateException(sql + ": " + e.getMessage(), e);
             }

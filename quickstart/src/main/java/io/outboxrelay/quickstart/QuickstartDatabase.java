@@ -3,6 +3,7 @@ package io.outboxrelay.quickstart;
 import io.outboxrelay.common.PsqlScript;
 import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.postgres.Rows;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -10,7 +11,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -101,18 +101,9 @@ final class QuickstartDatabase implements AutoCloseable {
             for (int i = 0; i < params.length; i++) {
                 ps.setObject(i + 1, params[i]);
             }
-            List<List<String>> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
-                int n = rs.getMetaData().getColumnCount();
-                while (rs.next()) {
-                    List<String> row = new ArrayList<>(n);
-                    for (int i = 1; i <= n; i++) {
-                        row.add(rs.getString(i));
-                    }
-                    rows.add(row);
-                }
+                return Rows.asStrings(rs);
             }
-            return rows;
         }
     }
 
