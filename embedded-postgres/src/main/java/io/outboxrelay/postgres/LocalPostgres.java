@@ -3,11 +3,8 @@ package io.outboxrelay.postgres;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -16,7 +13,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
@@ -135,19 +131,9 @@ public final class LocalPostgres implements AutoCloseable {
      */
     public LocalPostgres startStandby(String name, Path standbyDataDir, boolean synchronous) {
         pgCtl().stop("fast");
-        try {
-            deleteTree(standbyDataDir);
-            Files.createDirectories(standbyDataDir.getParent());
-            copyTree(dataDir, standbyDataDir);
-            Files.deleteIfExists(standbyDataDir.resolve("postmaster.pid"));
-            Files.writeString(standbyDataDir.resolve("standby.signal"), "");
-            Files.writeString(standbyDataDir.resolve("postgresql.auto.conf"), "primary_conninfo = 'host=localhost port="
-                + port + " user=postgres application_name=" + name + "'\n", StandardOpenOption.APPEND);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot copy " + dataDir + " for a standby", e);
-        }
+        StandbyDirectory.copy(dataDir, standbyDataDir, port, name);
         start();
-        int standbyPort = freePort();
+        int standbyPort = StandbyDirectory.freePort();
         PgCtl standbyCtl = pgCtl().forCopy(standbyDataDir, port, standbyPort,
             standbyDataDir.resolveSibling(standbyDataDir.getFileName() + "-pg_ctl.log"));
         LocalPostgres standby = new LocalPostgres(standbyCtl, standbyDataDir, standbyPort);
@@ -234,34 +220,6 @@ public final class LocalPostgres implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
             }
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (var paths = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) paths::iterator) {
-                // a directory copies as an empty one with its attributes: PostgreSQL wants 0700 on its data directory
-                Files.copy(p, to.resolve(from.relativize(p).toString()), StandardCopyOption.COPY_ATTRIBUTES);
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-                Files.delete(p);
-            }
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }
