@@ -136,13 +136,7 @@ final class ClaimPacer {
      * fail the pass or its stamps), and says whether to claim now. Without {@code room} nothing is used up.
      */
     Claim next(long now, boolean room) {
-        if (woken) {
-            woken = false;
-            notifiedSinceArming = true;
-            if (state != State.ACTIVE) {
-                activate(now);
-            }
-        }
+        takeWake(now);
         if (state == State.QUIET && flag != null && now >= lookAt) {
             look(now);
         }
@@ -161,6 +155,18 @@ final class ClaimPacer {
             retryTimes.poll();
         }
         return new Claim(state == State.SETTLING ? watch : List.of(), capture, sweep);
+    }
+
+    /** A wake() since the last pass (a NOTIFY, or LISTEN in place again): claiming is active from now on. */
+    private void takeWake(long now) {
+        if (!woken) {
+            return;
+        }
+        woken = false;
+        notifiedSinceArming = true;
+        if (state != State.ACTIVE) {
+            activate(now);
+        }
     }
 
     /**

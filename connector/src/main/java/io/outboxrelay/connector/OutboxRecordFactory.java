@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns claimed rows into one record per (row, matching subscription): key {@code subject}, timestamp
- * {@code occurred_at} (the time the record is made when Kafka would refuse that: {@link #recordTimestamp}), headers {@code event.id}, {@code event.type}, {@code subscription} plus the row's
+ * {@code occurred_at} (the time the record is made when Kafka would refuse that: {@link #recordTimestamp}),
+ * headers {@code event.id}, {@code event.type}, {@code subscription} plus the row's
  * own headers. The value is an {@code OutboxEvent} struct, or with a payload {@link RecordShape.ValueFormat}
  * the payload itself, the rest of the metadata then in headers. A coalescing subscription gets, per
  * subject within the batch, one record for the latest event that covers the earlier ones.

@@ -136,15 +136,7 @@ final class FakeOutboxStore implements OutboxStore {
         if (takeoverUntil == Long.MIN_VALUE) {
             takeoverUntil = now + leaseMs;
         }
-        List<Row> line = new ArrayList<>();
-        for (Row r : rows.values()) {
-            if (line.size() == limit) {
-                break;
-            }
-            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || takeover(r)) && r.nextAttemptAt <= now) {
-                line.add(r);
-            }
-        }
+        List<Row> line = inLine(limit, now);
         List<ClaimedRow> out = new ArrayList<>();
         long bytes = 0;
         for (Row r : line) {
@@ -168,6 +160,20 @@ final class FakeOutboxStore implements OutboxStore {
             throw new SQLException("test: the connection was lost with the claim's result", "08006");
         }
         return out.isEmpty() ? Claim.NONE : new Claim(out, line.size());
+    }
+
+    /** As ClaimRows: the first {@code limit} rows in line, in seq order. */
+    private List<Row> inLine(int limit, long now) {
+        List<Row> line = new ArrayList<>();
+        for (Row r : rows.values()) {
+            if (line.size() == limit) {
+                break;
+            }
+            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || takeover(r)) && r.nextAttemptAt <= now) {
+                line.add(r);
+            }
+        }
+        return line;
     }
 
     /** As ClaimRows: an earlier incarnation's lease ending by the horizon of this incarnation's first claim. */

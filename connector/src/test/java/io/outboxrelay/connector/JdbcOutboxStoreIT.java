@@ -3,9 +3,9 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
-import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

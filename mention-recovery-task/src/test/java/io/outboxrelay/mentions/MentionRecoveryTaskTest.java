@@ -1,11 +1,11 @@
 package io.outboxrelay.mentions;
 
-import io.outboxrelay.common.Backoff;
-import io.outboxrelay.common.MonotonicClock;
-import io.outboxrelay.testsupport.MutableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.MonotonicClock;
+import io.outboxrelay.testsupport.MutableClock;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;

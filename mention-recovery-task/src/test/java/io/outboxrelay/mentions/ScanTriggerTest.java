@@ -1,8 +1,8 @@
 package io.outboxrelay.mentions;
 
-import io.outboxrelay.testsupport.MutableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;

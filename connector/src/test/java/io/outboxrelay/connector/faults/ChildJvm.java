@@ -1,10 +1,10 @@
 package io.outboxrelay.connector.faults;
 
+import io.outboxrelay.connector.Version;
 import io.outboxrelay.testsupport.CapturingLogProvider;
 import io.outboxrelay.testsupport.LogCapture;
 import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.File;
-import io.outboxrelay.connector.Version;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

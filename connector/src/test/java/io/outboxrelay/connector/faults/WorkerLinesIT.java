@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
+import io.outboxrelay.testsupport.ProjectFiles;
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
-import io.outboxrelay.testsupport.ProjectFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,14 +1,14 @@
 package io.outboxrelay.connector.integration;
 
-import io.outboxrelay.embedded.ConnectRestClient.Reply;
-import io.outboxrelay.testsupport.SqlScript;
-import io.outboxrelay.testsupport.TestPostgres;
-import io.outboxrelay.testsupport.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.common.PsqlScript;
+import io.outboxrelay.embedded.ConnectRestClient.Reply;
+import io.outboxrelay.testsupport.SqlScript;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;

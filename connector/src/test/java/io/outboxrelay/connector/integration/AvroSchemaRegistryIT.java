@@ -1,7 +1,5 @@
 package io.outboxrelay.connector.integration;
 
-import io.outboxrelay.testsupport.TestPostgres;
-import io.outboxrelay.testsupport.TestDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -11,6 +9,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.apicurio.registry.serde.avro.AvroKafkaDeserializer;
 import io.apicurio.registry.utils.converter.AvroConverter;
 import io.outboxrelay.testsupport.ProjectFiles;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -2,8 +2,8 @@ package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.outboxrelay.testsupport.SqlScript;
 import io.outboxrelay.testsupport.TestDatabase;
