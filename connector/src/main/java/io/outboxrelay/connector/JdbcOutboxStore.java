@@ -36,11 +36,16 @@ final class JdbcOutboxStore implements OutboxStore {
     /**
      * What a claim may read: rows whose text passes {@code maxRecordBytes} or that are claimed more than
      * {@code maxAttempts} times come back unread, and a claim reads at most {@code maxClaimBytes} (or its first
-     * row alone when that is larger).
+     * row alone when that is larger). With {@code strictOrder} it reads only rows that head their subject's line
+     * (outbox.ordering=strict, docs/ordering.md).
      */
-    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes, boolean strictOrder) {
         static final ClaimLimits DEFAULT = new ClaimLimits(5, OutboxSourceConnectorConfig.DEFAULT_MAX_RECORD_BYTES,
             OutboxSourceConnectorConfig.DEFAULT_BATCH_MAX_BYTES);
+
+        ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+            this(maxAttempts, maxRecordBytes, maxClaimBytes, false);
+        }
     }
 
     private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
@@ -247,6 +252,7 @@ final class JdbcOutboxStore implements OutboxStore {
                 passSql.set(ps, "max_attempts", limits.maxAttempts());
                 passSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
                 passSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
+                passSql.set(ps, "strict", limits.strictOrder());
                 passSql.set(ps, "watch", c.createArrayOf("text", pass.watch().toArray()));
                 passSql.set(ps, "capture", pass.capture());
                 try (ResultSet rs = ps.executeQuery()) {

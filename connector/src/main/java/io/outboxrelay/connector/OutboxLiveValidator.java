@@ -94,6 +94,10 @@ final class OutboxLiveValidator {
                 checkNotifyTrigger(c, result, quoted);
             }
             checkClaimIndexAndFillfactor(c, result, quoted);
+            if (config.strictOrdering()) {
+                StrictOrderIndexCheck.check(c, result, quoted, config.columns().byField().get("subject"),
+                    CLAIM_PREDICATE, OutboxLiveValidator::conjuncts);
+            }
         }
         try (PreparedStatement ps = c.prepareStatement(
             "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE'),"

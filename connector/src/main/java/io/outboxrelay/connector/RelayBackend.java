@@ -41,7 +41,7 @@ interface RelayBackend extends AutoCloseable {
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
             connector.fannedChannel(), tableShare, new JdbcOutboxStore.ClaimLimits(connector.maxAttempts(),
-                connector.maxRecordBytes(), connector.batchMaxBytes()));
+                connector.maxRecordBytes(), connector.batchMaxBytes(), connector.strictOrdering()));
         PostgresListener listener = null;
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,

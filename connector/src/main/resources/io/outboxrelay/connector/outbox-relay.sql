@@ -36,6 +36,11 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off;
 -- in flight. Only rows in this task's share are reached. An incarnation is lowercase hex, so a connector
 -- whose name extends this task's ('<task>#x', owners '<task>#x-3#<hex>') never matches :task. Every row
 -- comes back with the number of rows the claim found in line (:limit when more may wait).
+-- With :strict (outbox.ordering=strict, docs/ordering.md) a row is claimed only when it heads its subject's
+-- line: no earlier row of its subject is pending (backing off, leased by anyone, this task included, or free
+-- but not claimed by this statement), except the rows this statement stamps. So a subject has at most one row
+-- unacknowledged, and a failed row holds its subject's later rows back until it is stamped or poisoned. The
+-- probe reads the subject index of migration V7, <table>_subject_pending_idx; best-effort never runs it.
 -- The claim is bounded by bytes too: a row's bytes are its id, type, subject, payload and headers as the
 -- text the task reads, and the rows in line are leased while their sum stays within :max_claim_bytes (the
 -- first always); the rest count as found, so the task claims again at once. A row the task must not
@@ -64,7 +69,7 @@ c AS (
   SELECT seq, attempts, lease_until AS prev_lease, COALESCE({col.payload}::text, 'null') AS payload,
          {col.headers}::text AS headers,
          octet_length({col.id}::text) + octet_length({col.type}::text) + octet_length({col.subject}::text) AS own_bytes
-    FROM {table}
+    FROM {table} r
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (lease_until IS NULL OR lease_until < now()
           OR (lease_until <= :takeover_until::timestamptz AND lease_owner <> :owner
@@ -73,6 +78,11 @@ c AS (
      AND (next_attempt_at IS NULL OR next_attempt_at <= now())
      AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
      AND NOT (seq = ANY(:stamp_seqs::bigint[]))
+     AND (NOT :strict::boolean
+          OR NOT EXISTS (SELECT 1 FROM {table} b
+                          WHERE b.{col.subject} = r.{col.subject} AND b.seq < r.seq
+                            AND b.fanned_out_at IS NULL AND b.poisoned_at IS NULL
+                            AND NOT (b.seq = ANY(:stamp_seqs::bigint[]))))
    ORDER BY seq
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),

@@ -404,7 +404,7 @@ class JdbcOutboxStoreIT {
             java.util.Map.entry("limit", "200"), java.util.Map.entry("lease_ms", "60000"),
             java.util.Map.entry("max_attempts", "5"), java.util.Map.entry("max_record_bytes", "1000000"),
             java.util.Map.entry("max_claim_bytes", "8000000"), java.util.Map.entry("watch", "'{}'"),
-            java.util.Map.entry("capture", "false"));
+            java.util.Map.entry("capture", "false"), java.util.Map.entry("strict", "false"));
         String args = String.join(", ", claim.names().stream().map(values::get).toList());
         try (Connection c = db.connect(); Statement st = c.createStatement()) {
             st.execute(sessionSetup);

@@ -21,14 +21,14 @@ import org.junit.jupiter.api.Test;
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V4 as README "Upgrading" says.
+ * V2 to V7 as README "Upgrading" says.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
     private static final Path MIGRATIONS = OUTBOX_SQL.getParent().getParent().resolve("migrations");
     private static final Path FLYWAY = MIGRATIONS.resolve("flyway");
     private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
-        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql");
+        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V7__outbox_subject_order.sql");
     private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
     private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
         + " SET outbox_relay.notify_channel = 'app_outbox'";
@@ -85,7 +85,7 @@ class SchemaMigrationsIT {
 
         assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
             .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"),
-                List.of("4", "SQL"));
+                List.of("4", "SQL"), List.of("7", "SQL"));
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
     }
