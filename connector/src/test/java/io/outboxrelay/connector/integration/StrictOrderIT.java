@@ -8,6 +8,10 @@ import io.outboxrelay.testsupport.TestPostgres;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +19,8 @@ import org.junit.jupiter.api.Test;
  * outbox.ordering=strict on a real worker (guarantee 6, docs/ordering.md): a subject's row that fails and is retried
  * reaches the subscriber before the subject's later rows, and a poisoned row lets them go; beside it the negative
  * control, the default best-effort order, which delivers order.paid before the failed order.created (guarantee 4).
- * The failure is a transform that refuses a record once, under errors.tolerance=all (the row backs off).
+ * The failure is a transform that refuses a record once, or the broker refusing a record, under
+ * errors.tolerance=all (the row backs off).
  */
 class StrictOrderIT {
     private String connector;
@@ -89,6 +94,38 @@ class StrictOrderIT {
     void theDefaultOrderDeliversPaidBeforeTheCreatedThatFailed() {
         assertThat(twoOrdersCreatedFailingOnce("best-effort-order", "best-effort"))
             .as("guarantee 4: a failed row is retried after its subject's later rows").containsExactly(2L, 3L, 1L);
+    }
+
+    /**
+     * The failure at the broker, acknowledged asynchronously: order-1's created is over the topic's
+     * max.message.bytes. While it backs off, order-2 flows and order-1's paid waits; once the topic takes larger
+     * records, the retry is accepted and paid follows it.
+     */
+    @Test
+    void withStrictOrderARecordTheBrokerRefusedHoldsItsSubjectBackUntilItsRetryIsAccepted() throws Exception {
+        TestDatabase db = TestPostgres.get().createDatabase("strict_broker");
+        Map<String, String> cfg = config(db, "strict-broker", "strict");
+        cfg.put("outbox.max.attempts", "20");
+        String topic = connector + "-orders";
+        TestConnect.cluster().kafka().createTopic(topic, 1, 1, Map.of("max.message.bytes", "1500"));
+        db.execute("INSERT INTO events(type, subject, payload) VALUES"
+            + " ('order.created', 'order-1', jsonb_build_object('blob', repeat('x', 3000))),"
+            + " ('order.paid', 'order-1', '{}'), ('order.created', 'order-2', '{}')");
+        TestConnect.cluster().configureConnector(connector, cfg);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count(db, "seq = 1 AND last_error IS NOT NULL") == 1
+            && count(db, "seq = 3 AND fanned_out_at IS NOT NULL") == 1);
+        assertThat(count(db, "seq = 2 AND lease_owner IS NULL AND attempts = 0")).as("paid never claimed").isOne();
+        try (Admin admin = TestConnect.cluster().kafka().createAdminClient()) {
+            admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), List.of(
+                new AlterConfigOp(new ConfigEntry("max.message.bytes", "1000000"), AlterConfigOp.OpType.SET))))
+                .all().get();
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> count(db, "fanned_out_at IS NOT NULL") == 3);
+
+        List<TestConnect.Received> records = TestConnect.consume(3, Duration.ofSeconds(20), topic);
+        assertThat(seqsOf(records, "order-1")).containsExactly(1L, 2L);
+        assertThat(db.queryLong("SELECT attempts FROM events WHERE seq = 1")).isGreaterThan(1);
     }
 
     @Test
