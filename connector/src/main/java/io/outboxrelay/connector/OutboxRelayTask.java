@@ -102,7 +102,7 @@ public class OutboxRelayTask extends SourceTask {
         poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
         writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock,
             connector.listenEnabled() ? connector.notifyChannel() : null,
-            new StrictOrder(connector.strictOrdering(), metrics));
+            new StrictOrder(connector.strictOrdering(), metrics, () -> pacer.request(clock.millis())));
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         RecordOffsets.Naming naming = namesRows
             ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex()), store.owner(),

@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
  * {@code outbox.ordering} (docs/ordering.md). In strict mode the claim itself keeps a subject's rows in
  * {@code seq} order ({@code ClaimRows}: a row is claimed only when no earlier row of its subject is still
  * pending), so all the task has to do is say when a poisoned row lets its subject go on: a WARN naming the row
- * and its subject, and the metrics {@code strict-subjects-released-total} and {@code strict-last-released-seq}.
+ * and its subject, the metrics {@code strict-subjects-released-total} and {@code strict-last-released-seq}, and a
+ * claim at the next chance (nothing else would wake an idle task for the rows just released: no insert NOTIFYs).
  */
 final class StrictOrder {
     static final String BEST_EFFORT = "best-effort";
@@ -19,10 +20,13 @@ final class StrictOrder {
 
     private final boolean strict;
     private final RelayMetrics metrics;
+    private final Runnable claimSoon;
 
-    StrictOrder(boolean strict, RelayMetrics metrics) {
+    /** @param claimSoon asks for a claim at the next chance */
+    StrictOrder(boolean strict, RelayMetrics metrics, Runnable claimSoon) {
         this.strict = strict;
         this.metrics = metrics;
+        this.claimSoon = claimSoon;
     }
 
     boolean strict() {
@@ -40,5 +44,6 @@ final class StrictOrder {
                 row.seq(), row.subject(), row.seq());
             metrics.subjectReleased(row.seq());
         }
+        claimSoon.run();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.utils.MockTime;
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 /** outbox.ordering: its default, what is refused, and what a poisoned row tells under strict order. */
 class StrictOrderTest {
     private final RelayMetrics metrics = new RelayMetrics(new MockTime());
+    private final AtomicInteger claimsAsked = new AtomicInteger();
 
     private static PoisonedRow poisoned(long seq, String subject) {
         return new PoisonedRow(seq, "id-" + seq, "order.created", subject, 5, 0, 0, "test");
@@ -32,18 +34,21 @@ class StrictOrderTest {
     }
 
     @Test
-    void underStrictOrderEachPoisonedRowReleasesItsSubjectAndIsNamedInTheMetrics() {
-        new StrictOrder(true, metrics).poisoned(List.of(poisoned(7, "order-1"), poisoned(12, "order-2")));
+    void underStrictOrderEachPoisonedRowReleasesItsSubjectIsNamedInTheMetricsAndAClaimIsAsked() {
+        new StrictOrder(true, metrics, claimsAsked::incrementAndGet).poisoned(List.of(poisoned(7, "order-1"),
+            poisoned(12, "order-2")));
 
         assertThat(metrics.value("strict-subjects-released-total")).isEqualTo(2);
         assertThat(metrics.lastReleasedSeq.get()).isEqualTo(12);
+        assertThat(claimsAsked).hasValue(1);
     }
 
     @Test
     void bestEffortReleasesNothingBecauseItNeverHeldASubjectBack() {
-        new StrictOrder(false, metrics).poisoned(List.of(poisoned(7, "order-1")));
+        new StrictOrder(false, metrics, claimsAsked::incrementAndGet).poisoned(List.of(poisoned(7, "order-1")));
 
         assertThat(metrics.value("strict-subjects-released-total")).isZero();
         assertThat(metrics.lastReleasedSeq.get()).isEqualTo(-1);
+        assertThat(claimsAsked).hasValue(0);
     }
 }

@@ -68,7 +68,7 @@ class StrictOrderIT {
 
     private List<TestConnect.Received> relayUntilDelivered(TestDatabase db, Map<String, String> cfg, int rows) {
         TestConnect.cluster().configureConnector(connector, cfg);
-        await().atMost(Duration.ofSeconds(30)).until(() -> count(db, "fanned_out_at IS NOT NULL") == rows);
+        await().atMost(Duration.ofSeconds(20)).until(() -> count(db, "fanned_out_at IS NOT NULL") == rows);
         return TestConnect.consume(rows, Duration.ofSeconds(20), connector + "-orders");
     }
 
@@ -134,6 +134,7 @@ class StrictOrderIT {
         insertTwoOrders(db, "always");
         Map<String, String> cfg = config(db, "strict-poison", "strict");
         cfg.put("outbox.max.attempts", "2");
+        cfg.put("outbox.sweep.interval.ms", "600000"); // the poisoning itself must bring the claim of paid
 
         List<TestConnect.Received> records = relayUntilDelivered(db, cfg, 4);
 
