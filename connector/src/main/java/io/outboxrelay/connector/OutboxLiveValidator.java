@@ -83,7 +83,7 @@ final class OutboxLiveValidator {
             return;
         }
         String shared = new SharedTableGuard(connectorName, config.quotedTable(), config.subscriptions(),
-            config.recordShape(), config.columns()).conflict(c);
+            config.recordShape(), config.columns(), config.strictOrdering()).conflict(c);
         if (shared != null) {
             error(result, OutboxSourceConnectorConfig.SUBSCRIPTIONS, shared);
         }

@@ -34,7 +34,7 @@ interface RelayBackend extends AutoCloseable {
         OutboxSourceConnectorConfig connector = config.connector();
         String owner = config.leaseOwner();
         SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
-            connector.subscriptions(), connector.recordShape(), connector.columns());
+            connector.subscriptions(), connector.recordShape(), connector.columns(), connector.strictOrdering());
         ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
         HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner,
             JdbcOutboxStore.SESSION_SETUP);
