@@ -140,8 +140,8 @@ final class SharedTableGuard {
             String owner = m.group(1);
             String other = owner.length() == OWNER_ROOM ? owner + "..." : owner.replaceFirst("-\\d+$", "");
             return "connector '" + connector + "' would relay the same outbox table as running connector '"
-                + other + "', but with other subscriptions, another record shape or another outbox.ordering. A row is fanned out once, for"
-                + " the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
+                + other + "', but with other subscriptions, another record shape or another outbox.ordering. A row"
+                + " is fanned out once, for the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
                 + " the rows the other one claims. Give '" + connector + "' exactly the subscription settings of '"
                 + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format, outbox.column.*,"
                 + " outbox.ordering), or add"
