@@ -2,13 +2,16 @@
 -- Apply once per database, with the connector's outbox.table and outbox.notify.channel as variables:
 --   psql -v ON_ERROR_STOP=1 -f schemas/sql/outbox.sql                       (table events, channel outbox_events)
 --   psql -v ON_ERROR_STOP=1 -v table=app.events -v channel=app_outbox -f schemas/sql/outbox.sql
+--   psql -v ON_ERROR_STOP=1 -v partitioned=daily -f schemas/sql/outbox.sql   (partitioned by day of occurred_at,
+--                                                   docs/partitioned-outbox.md; without it, a plain table)
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The seven blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
--- V4__outbox_wakeup_clears.sql and V7__outbox_subject_order.sql, which
--- Flyway and Liquibase users apply instead (README "Upgrading"); SchemaMigrationsIT keeps them equal.
+-- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql and
+-- V7__outbox_subject_order.sql, which
+-- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
 --   pending  (fanned_out_at NULL, poisoned_at NULL, lease free)
@@ -27,6 +30,9 @@
 --   events_pending         view: rows still to fan out, with age and attempts
 --   events_poisoned        view: poisoned rows, with the reason
 --   outbox_relay           the group role the connector's login role joins
+--   events_replays         replay requests (V6), with progress; events_occurred_at_brin finds a range's start
+-- and with -v partitioned=daily (V5): events_pYYYYMMDD, events_default, events_ids, events_partitions_ahead(days),
+-- events_drop_partitions(older_than)
 
 \if :{?table}
 \else
@@ -36,10 +42,15 @@
 \else
 \set channel outbox_events
 \endif
+\if :{?partitioned}
+\else
+\set partitioned no
+\endif
 -- The names reach the DDL below as settings of this session, so that no name is ever pasted into SQL
 -- unquoted: every statement is built with format() and %I / %L.
 SET outbox_relay.outbox_table = :'table';
 SET outbox_relay.notify_channel = :'channel';
+SET outbox_relay.partitioned = :'partitioned';
 
 DO $outbox$
 DECLARE
@@ -290,6 +301,298 @@ BEGIN
     END;
     $fn$
   $ddl$, s, n || '_notify', format('%I.%I', s, n || '_wakeup'), format('%I.%I', s, n || '_wakeup_clears'));
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
+  mode text := COALESCE(NULLIF(current_setting('outbox_relay.partitioned', true), ''), 'no');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+  kind "char";
+  has_rows boolean;
+  serial text;
+  acl aclitem[];
+  grant_row record;
+  pending_view text;
+  poisoned_view text;
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  IF mode NOT IN ('no', 'daily') THEN
+    RAISE EXCEPTION 'outbox_relay.partitioned is %, but the outbox can be partitioned daily or not at all', mode
+      USING HINT = 'psql -v partitioned=daily, or leave the variable unset for a plain table';
+  END IF;
+  SELECT c.relkind INTO kind FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+   WHERE ns.nspname = s AND c.relname = n;
+  IF kind IS DISTINCT FROM 'p' AND mode = 'no' THEN
+    RETURN; -- a plain table stays as it is
+  END IF;
+
+  IF kind = 'r' THEN
+    -- A plain table asked to be partitioned: rebuilt while empty, with the same columns, defaults, checks,
+    -- sequence, trigger, views and grants; PostgreSQL cannot turn a table with rows into a partitioned one.
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', tbl) INTO has_rows;
+    IF has_rows THEN
+      RAISE EXCEPTION '% holds rows, so it cannot be rebuilt partitioned here', tbl
+        USING HINT = 'docs/partitioned-outbox.md, "From a plain table": attach it as the first partition';
+    END IF;
+    serial := pg_get_serial_sequence(tbl, 'seq');
+    SELECT relacl INTO acl FROM pg_class WHERE oid = tbl::regclass;
+    pending_view := pg_get_viewdef(to_regclass(format('%I.%I', s, n || '_pending')));
+    poisoned_view := pg_get_viewdef(to_regclass(format('%I.%I', s, n || '_poisoned')));
+    EXECUTE format('DROP VIEW IF EXISTS %I.%I, %I.%I', s, n || '_pending', s, n || '_poisoned');
+    IF serial IS NOT NULL THEN
+      EXECUTE format('ALTER SEQUENCE %s OWNED BY NONE', serial);
+    END IF;
+    EXECUTE format('CREATE TABLE %I.%I (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING COMMENTS'
+      || ' INCLUDING STORAGE) PARTITION BY RANGE (occurred_at)', s, n || '_v5', tbl);
+    -- fails, naming them, when objects other than the operators' views depend on the table
+    EXECUTE format('DROP TABLE %s', tbl);
+    EXECUTE format('ALTER TABLE %I.%I RENAME TO %I', s, n || '_v5', n);
+    IF serial IS NOT NULL THEN
+      EXECUTE format('ALTER SEQUENCE %s OWNED BY %s.seq', serial, tbl);
+    END IF;
+    -- a unique key of a partitioned table holds its partition key; seq alone is unique by its sequence
+    EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I PRIMARY KEY (seq, occurred_at)', tbl, n || '_pkey');
+    EXECUTE format('CREATE INDEX %I ON %s (seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
+      n || '_unfanned_idx', tbl);
+    EXECUTE format('CREATE INDEX %I ON %s (seq) WHERE poisoned_at IS NOT NULL', n || '_poisoned_idx', tbl);
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s FOR EACH STATEMENT EXECUTE FUNCTION %I.%I(%L)',
+      n || '_notify_insert', tbl, s, n || '_notify', ch);
+    IF pending_view IS NOT NULL THEN
+      EXECUTE format('CREATE VIEW %I.%I AS %s', s, n || '_pending', pending_view);
+    END IF;
+    IF poisoned_view IS NOT NULL THEN
+      EXECUTE format('CREATE VIEW %I.%I AS %s', s, n || '_poisoned', poisoned_view);
+    END IF;
+    FOR grant_row IN SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END AS who,
+                            a.privilege_type AS what
+                       FROM unnest(acl) g, aclexplode(ARRAY[g]) a LEFT JOIN pg_roles r ON r.oid = a.grantee
+                      WHERE a.grantee <> a.grantor LOOP
+      EXECUTE format('GRANT %s ON %s TO %s', grant_row.what, tbl, grant_row.who);
+    END LOOP;
+  END IF;
+
+  -- The id is unique across partitions through this table: a unique key on the outbox itself would have to
+  -- hold occurred_at. A row's id is entered as the row is inserted (a duplicate fails the insert, as on a
+  -- plain table, under the same constraint name) and leaves with the row or its partition.
+  EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (id uuid NOT NULL, CONSTRAINT %I PRIMARY KEY (id))',
+    s, n || '_ids', n || '_id_key');
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        DELETE FROM %3$I.%4$I WHERE id = OLD.id;
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO %3$I.%4$I (id) VALUES (NEW.id);
+      END IF;
+      RETURN NULL;
+    END;
+    $fn$
+  $ddl$, s, n || '_ids_keep', s, n || '_ids');
+  EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_ids_keep', tbl);
+  EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR DELETE OR UPDATE OF id ON %s FOR EACH ROW EXECUTE FUNCTION %I.%I()',
+    n || '_ids_keep', tbl, s, n || '_ids_keep');
+
+  -- A row of a day without its partition lands here, so no insert fails for want of one.
+  EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I PARTITION OF %s DEFAULT WITH (fillfactor = 50)',
+    s, n || '_default', tbl);
+
+  -- The partitions of today and the next days (UTC), each with the plain table's storage settings. A day an
+  -- operator made by hand (any name) is left as it is; a day the default partition holds rows of is left to
+  -- it, with a warning (docs/partitioned-outbox.md). After a new day, the parent is analyzed: autovacuum
+  -- never analyzes a partitioned table itself.
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(days int DEFAULT 7) RETURNS int
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s' AS $fn$
+    DECLARE
+      first_day date := (now() AT TIME ZONE 'UTC')::date;
+      made int := 0;
+    BEGIN
+      IF days IS NULL OR days < 0 OR days > 366 THEN
+        RAISE EXCEPTION 'days is %%, but partitions are made 0 to 366 days ahead', days;
+      END IF;
+      FOR d IN 0..days LOOP
+        CONTINUE WHEN to_regclass(format('%%I.%%I', %3$L, %4$L || to_char(first_day + d, 'YYYYMMDD'))) IS NOT NULL;
+        BEGIN
+          EXECUTE format('CREATE TABLE %%I.%%I PARTITION OF %%s FOR VALUES FROM (%%L) TO (%%L) WITH (fillfactor = 50,'
+            || ' autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.05,'
+            || ' autovacuum_analyze_scale_factor = 0.02)', %3$L, %4$L || to_char(first_day + d, 'YYYYMMDD'), %5$L,
+            (first_day + d)::timestamp AT TIME ZONE 'UTC', (first_day + d + 1)::timestamp AT TIME ZONE 'UTC');
+          made := made + 1;
+        EXCEPTION
+          WHEN invalid_object_definition THEN
+            NULL; -- a partition made by hand covers (part of) the day
+          WHEN check_violation THEN
+            RAISE WARNING 'the default partition of %% holds rows of %%, so that day stays in it', %5$L, first_day + d;
+        END;
+      END LOOP;
+      IF made > 0 OR NOT EXISTS (SELECT 1 FROM pg_statistic WHERE starelid = %5$L::regclass) THEN
+        EXECUTE format('ANALYZE %%s', %5$L);
+      END IF;
+      RETURN made;
+    END;
+    $fn$
+  $ddl$, s, n || '_partitions_ahead', s, n || '_p', tbl);
+
+  -- Retention by partition (the relay calls it with now() - outbox.retention.ms): each partition whose upper
+  -- bound is at or before older_than is dropped when it holds no un-fanned row (pending or poisoned), with its
+  -- ids; one that does is kept. One row a partition past older_than: what became of it and why. The table is
+  -- locked while it looks, only when some partition is past older_than (once a day).
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(older_than timestamptz)
+      RETURNS TABLE (partition_name text, upper_bound timestamptz, dropped boolean, pending bigint, poisoned bigint)
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s' AS $fn$
+    DECLARE
+      locked boolean := false;
+      p record;
+    BEGIN
+      FOR p IN SELECT c.oid::regclass::text AS part, c.relname::text AS rel,
+                      substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([^'']+)''\)')::timestamptz AS upper
+                 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                WHERE i.inhparent = %3$L::regclass
+                ORDER BY 3 LOOP
+        CONTINUE WHEN p.upper IS NULL OR p.upper > older_than;
+        IF NOT locked THEN
+          EXECUTE format('LOCK TABLE %%s IN ACCESS EXCLUSIVE MODE', %3$L);
+          locked := true;
+        END IF;
+        partition_name := p.rel;
+        upper_bound := p.upper;
+        EXECUTE format('SELECT count(*) FROM %%s WHERE fanned_out_at IS NULL AND poisoned_at IS NULL', p.part) INTO pending;
+        EXECUTE format('SELECT count(*) FROM %%s WHERE poisoned_at IS NOT NULL AND fanned_out_at IS NULL', p.part)
+          INTO poisoned;
+        dropped := pending = 0 AND poisoned = 0;
+        IF dropped THEN
+          EXECUTE format('DELETE FROM %%I.%%I x WHERE x.id IN (SELECT id FROM %%s)', %4$L, %5$L, p.part);
+          EXECUTE format('DROP TABLE %%s', p.part);
+        END IF;
+        RETURN NEXT;
+      END LOOP;
+    END;
+    $fn$
+  $ddl$, s, n || '_drop_partitions', tbl, s, n || '_ids');
+
+  -- the partitions of the coming week, made now
+  EXECUTE format('SELECT %I.%I(7)', s, n || '_partitions_ahead');
+
+  -- The relay makes partitions ahead; dropping them is retention's, granted like DELETE on a plain table:
+  --   GRANT EXECUTE ON FUNCTION <table>_drop_partitions(timestamptz) TO outbox_relay;
+  EXECUTE format('REVOKE ALL ON FUNCTION %I.%I(int) FROM PUBLIC', s, n || '_partitions_ahead');
+  EXECUTE format('REVOKE ALL ON FUNCTION %I.%I(timestamptz) FROM PUBLIC', s, n || '_drop_partitions');
+  EXECUTE format('GRANT EXECUTE ON FUNCTION %I.%I(int) TO outbox_relay', s, n || '_partitions_ahead');
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+  replays text := format('%I.%I', s, n || '_replays');
+  -- An adopted table's occurred_at column (outbox-adopt-existing.sql sets this setting).
+  c_occurred text := COALESCE(NULLIF(current_setting('outbox_relay.column_occurred_at', true), ''), 'occurred_at');
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  -- One row per request. The relay walks the outbox in seq order from progress_seq (exclusive) to through_seq
+  -- (the highest seq when the request was made), re-sending the fanned rows whose occurred_at is in
+  -- [from_at, to_at]; progress_seq moves only once every record up to it was acknowledged. A task claims a
+  -- request with a lease (lease_owner, lease_until) as it claims rows, so one task serves it at a time and
+  -- another takes over when that one dies. done_at: every row was sent; cancelled_at: <table>_replay_cancel.
+  EXECUTE format($ddl$
+    CREATE TABLE IF NOT EXISTS %1$s (
+      id            BIGSERIAL PRIMARY KEY,
+      subscription  TEXT NOT NULL,
+      from_at       TIMESTAMPTZ NOT NULL,
+      to_at         TIMESTAMPTZ NOT NULL,
+      requested_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+      through_seq   BIGINT NOT NULL,
+      progress_seq  BIGINT NOT NULL,
+      sent          BIGINT NOT NULL DEFAULT 0,
+      done_at       TIMESTAMPTZ,
+      cancelled_at  TIMESTAMPTZ,
+      lease_owner   TEXT,
+      lease_until   TIMESTAMPTZ,
+      last_error    TEXT,
+      CONSTRAINT %2$I CHECK (subscription <> ''),
+      CONSTRAINT %3$I CHECK (from_at <= to_at),
+      CONSTRAINT %4$I CHECK (progress_seq <= through_seq)
+    )
+  $ddl$, replays, n || '_replays_subscription_not_empty', n || '_replays_range_ordered',
+    n || '_replays_progress_in_range');
+  -- A task looks for open requests by this; it stays tiny whatever the history.
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s (id) WHERE done_at IS NULL AND cancelled_at IS NULL',
+    n || '_replays_open_idx', replays);
+  -- Where a range starts. BRIN: a few pages for the whole table and next to nothing per insert, because
+  -- occurred_at grows with seq as rows are written; it is built in one read of the table, blocking writes
+  -- meanwhile (seconds for millions of rows).
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING brin (%I)', n || '_occurred_at_brin', tbl, c_occurred);
+
+  -- Asks the relay to send the rows fanned out with occurred_at in [p_from, p_to] again, to p_subscription's
+  -- topic only; returns the request's id (the records' event.replay header). Usage:
+  --   SELECT events_replay('corpus.index', now() - interval '2 hours', now());
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(p_subscription TEXT, p_from TIMESTAMPTZ, p_to TIMESTAMPTZ)
+    RETURNS BIGINT
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      fn CONSTANT text := %6$L;
+      first_seq BIGINT;
+      last_seq BIGINT;
+      request BIGINT;
+    BEGIN
+      IF p_subscription IS NULL OR btrim(p_subscription) = '' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = fn || ': the subscription is empty',
+          HINT = format('name one of the connector''s subscriptions: SELECT %%s(''<name>'', <from>, <to>)', fn);
+      END IF;
+      IF p_from IS NULL OR p_to IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22004', MESSAGE = fn || ': from and to must not be NULL',
+          HINT = 'both are occurred_at timestamps, inclusive';
+      END IF;
+      IF p_from > p_to THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+          MESSAGE = format('%%s: from %%s is after to %%s, so the range holds no event', fn, p_from, p_to),
+          HINT = 'from and to are inclusive occurred_at timestamps, from <= to; swap them';
+      END IF;
+      SELECT max(seq) INTO last_seq FROM %3$s;
+      SELECT min(seq) INTO first_seq FROM %3$s WHERE %5$I >= p_from AND %5$I <= p_to;
+      INSERT INTO %4$s (subscription, from_at, to_at, through_seq, progress_seq)
+      VALUES (p_subscription, p_from, p_to, COALESCE(last_seq, 0), COALESCE(first_seq - 1, last_seq, 0))
+      RETURNING id INTO request;
+      RETURN request;
+    END;
+    $fn$
+  $ddl$, s, n || '_replay', tbl, replays, c_occurred, format('%I.%I', s, n || '_replay'));
+
+  -- Stops a request: the relay sends none of its rows after the chunk in flight. Returns true when the
+  -- request was open. Usage: SELECT events_replay_cancel(7);
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(p_id BIGINT) RETURNS BOOLEAN
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      UPDATE %3$s SET cancelled_at = now() WHERE id = p_id AND done_at IS NULL AND cancelled_at IS NULL;
+      RETURN FOUND;
+    END;
+    $fn$
+  $ddl$, s, n || '_replay_cancel', replays);
+
+  -- The relay reads requests and writes their lease and progress; it never makes or deletes one.
+  EXECUTE format('GRANT SELECT, UPDATE ON %s TO outbox_relay', replays);
 END;
 $outbox$;
 

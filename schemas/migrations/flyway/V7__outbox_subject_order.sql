@@ -11,7 +11,7 @@
 -- CREATE INDEX blocks inserts while it reads the table: on a large live table, first run by hand
 --   CREATE INDEX CONCURRENTLY events_subject_pending_idx ON events (subject, seq)
 --     WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
--- and this migration then finds it. schemas/sql/outbox.sql runs it after V1 to V4.
+-- and this migration then finds it. schemas/sql/outbox.sql runs it after V1 to V6.
 
 DO $outbox$
 DECLARE

@@ -15,9 +15,9 @@ final class Bench {
     private static final AtomicInteger NAMES = new AtomicInteger();
 
     final BenchOptions options;
-    final BenchPostgres postgres;
+    final BenchDatabases postgres;
     final BenchKafka kafka;
-    final WorkerProcess worker;
+    final MeasuredWorker worker;
     final ConnectRestClient rest;
     final CpuMeter cpu;
     final Path workDir;
@@ -26,12 +26,12 @@ final class Bench {
     /** The worker with exactly-once source support, started when a contender first needs it. */
     private Bench exactlyOnce;
 
-    Bench(BenchOptions options, BenchPostgres postgres, BenchKafka kafka, WorkerProcess worker, Path workDir,
+    Bench(BenchOptions options, BenchDatabases postgres, BenchKafka kafka, MeasuredWorker worker, Path workDir,
           PrintStream out) {
         this(options, postgres, kafka, worker, workDir, out, null);
     }
 
-    Bench(BenchOptions options, BenchPostgres postgres, BenchKafka kafka, WorkerProcess worker, Path workDir,
+    Bench(BenchOptions options, BenchDatabases postgres, BenchKafka kafka, MeasuredWorker worker, Path workDir,
           PrintStream out, Path logConfig) {
         this.options = options;
         this.postgres = postgres;
@@ -51,7 +51,7 @@ final class Bench {
     Bench exactlyOnce() throws Exception {
         if (exactlyOnce == null) {
             long t0 = System.nanoTime();
-            WorkerProcess w = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(), logConfig,
+            MeasuredWorker w = MeasuredWorker.start(kafka.bootstrapServers(), workDir, options.workerHeap(), logConfig,
                 "worker-eos", ExactlyOnce.WORKER);
             exactlyOnce = new Bench(options, postgres, kafka, w, workDir, out, logConfig);
             log("  exactly-once worker up after %.0f s (pid %d)", (System.nanoTime() - t0) / 1e9, w.pid());
@@ -132,7 +132,7 @@ final class Bench {
     /** A drain that shows no new record for this long has stalled: stop waiting for it. */
     static final long STALL_NANOS = 30_000_000_000L;
 
-    Results.Drain drain(String phase, Contender c, BenchPostgres.Db db, long idBase, int events, boolean midpointGc)
+    Results.Drain drain(String phase, Contender c, BenchDatabases.Db db, long idBase, int events, boolean midpointGc)
         throws Exception {
         kafka.createTopicsIfMissing(c.topics());
         long records = (long) events * c.recordsPerEvent();

@@ -29,7 +29,8 @@ import org.apache.kafka.connect.runtime.Connect;
  * heap sample every 100 ms to a file, and reads commands on stdin: {@code gc} forces a full
  * collection and logs the live heap after it; end of input stops the worker.
  *
- * <p>Usage: {@code java -cp ... io.outboxrelay.bench.BenchWorker worker.properties heap.log}
+ * <p>Usage: {@code java -cp ... io.outboxrelay.bench.BenchWorker worker.properties heap.log}, as
+ * {@link MeasuredWorker} starts it.
  */
 public final class BenchWorker {
     private final PrintWriter heapLog;
@@ -54,10 +55,8 @@ public final class BenchWorker {
         sampler.setDaemon(true);
         sampler.start();
 
+        // the parent (MeasuredWorker) knows the REST port: it wrote the listeners into the properties
         Connect<?> connect = new ConnectDistributed().startConnect(workerProps);
-        // the parent reads this line to find the REST API
-        System.out.println("BENCH-WORKER-REST " + connect.rest().serverUrl());
-        System.out.flush();
 
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;

@@ -83,9 +83,9 @@ public final class Benchmark {
             Files.copy(in, logConfig);
         }
         log("Starting PostgreSQL, the broker and the Connect worker ...");
-        try (BenchPostgres pg = BenchPostgres.start(options.home(), workDir);
+        try (BenchDatabases pg = BenchDatabases.start(options.home(), workDir);
              BenchKafka kafka = startKafka(started, workDir, logConfig)) {
-            WorkerProcess worker = WorkerProcess.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
+            MeasuredWorker worker = MeasuredWorker.start(kafka.bootstrapServers(), workDir, options.workerHeap(),
                 logConfig);
             // Ctrl-C: the worker and broker JVMs and PostgreSQL are child processes; do not leave them behind
             Thread cleanup = new Thread(() -> {
@@ -301,7 +301,7 @@ public final class Benchmark {
      */
     private void checkRelayVariants() throws Exception {
         for (RelayVariant v : options.relayVariants()) {
-            BenchPostgres.Db db = bench.postgres.createDatabase("variant_check");
+            BenchDatabases.Db db = bench.postgres.createDatabase("variant_check");
             RelayContender c = bench.relay(1, v);
             try {
                 c.prepare(db);
@@ -338,7 +338,7 @@ public final class Benchmark {
 
     private void profile() throws Exception {
         int n = options.drainEvents();
-        BenchPostgres.Db db = bench.postgres.createDatabase("profile");
+        BenchDatabases.Db db = bench.postgres.createDatabase("profile");
         RelayContender c = bench.relay(1, 1, "relay 1 task, 1 sub (JFR on)");
         try {
             c.prepare(db);
@@ -366,7 +366,7 @@ public final class Benchmark {
     /** The same on the worker of {@code b} (the exactly-once one: {@link Bench#exactlyOnce}). */
     private Results.Drain relayDrain(Bench b, String phase, RelayContender c, int events, boolean midpointGc)
         throws Exception {
-        BenchPostgres.Db db = bench.postgres.createDatabase("drain");
+        BenchDatabases.Db db = bench.postgres.createDatabase("drain");
         try {
             c.prepare(db);
             db.insertBacklog(0, events, options.backlogTxnSize());
@@ -382,7 +382,7 @@ public final class Benchmark {
      * prepared on the empty table and stopped, then the backlog is committed and the connector resumed.
      */
     private Results.Drain debeziumDrain(String phase, int events) throws Exception {
-        BenchPostgres.Db db = bench.postgres.createDatabase("debezium");
+        BenchDatabases.Db db = bench.postgres.createDatabase("debezium");
         DebeziumContender c = bench.debezium(phase.equals("rematch") ? "Debezium + EventRouter (rematch)" : null);
         try {
             bench.kafka.createTopicsIfMissing(c.topics());

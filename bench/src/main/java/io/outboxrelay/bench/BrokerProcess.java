@@ -51,7 +51,7 @@ final class BrokerProcess implements AutoCloseable {
         Files.writeString(props, config);
         List<String> logging = List.of("-Dlog4j2.configurationFile=" + logConfig.toUri(),
             "-Dbench.log=" + dir.resolve("broker.log"));
-        Process format = new ProcessBuilder(WorkerProcess.javaCommand(logging, "kafka.tools.StorageTool",
+        Process format = new ProcessBuilder(javaCommand(logging, "kafka.tools.StorageTool",
             List.of("format", "-t", Uuid.randomUuid().toString(), "-c", props.toString())))
             .redirectErrorStream(true).redirectOutput(dir.resolve("format.out").toFile()).start();
         if (!format.waitFor(STARTUP.toSeconds(), TimeUnit.SECONDS) || format.exitValue() != 0) {
@@ -60,7 +60,7 @@ final class BrokerProcess implements AutoCloseable {
         }
         List<String> flags = new java.util.ArrayList<>(JVM_FLAGS);
         flags.addAll(logging);
-        Process proc = new ProcessBuilder(WorkerProcess.javaCommand(flags, "kafka.Kafka", List.of(props.toString())))
+        Process proc = new ProcessBuilder(javaCommand(flags, "kafka.Kafka", List.of(props.toString())))
             .redirectErrorStream(true).redirectOutput(dir.resolve("broker.stdout").toFile()).start();
         BrokerProcess broker = new BrokerProcess(proc, "localhost:" + port);
         try {
@@ -70,6 +70,16 @@ final class BrokerProcess implements AutoCloseable {
             throw e;
         }
         return broker;
+    }
+
+    /** A child JVM of this JVM's runtime and class path: {@code java FLAGS -cp ... MAIN ARGS}. */
+    private static List<String> javaCommand(List<String> flags, String mainClass, List<String> args) {
+        List<String> cmd = new java.util.ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(flags);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
+        cmd.addAll(args);
+        return cmd;
     }
 
     private void awaitUp(Path dir) throws InterruptedException {

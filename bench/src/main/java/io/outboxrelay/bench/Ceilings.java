@@ -3,7 +3,7 @@ package io.outboxrelay.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionConfigKeys;
-import io.outboxrelay.connector.BenchStore;
+import io.outboxrelay.connector.ClaimAndStampLoop;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -95,7 +95,7 @@ final class Ceilings {
 
     /** Rows per second the relay's claim + stamp SQL sustains with {@code clients} claimers, no Kafka. */
     static Results.Ceiling sql(Bench b, int rows, int clients, int batch) throws Exception {
-        BenchPostgres.Db db = b.postgres.createDatabase("ceiling_sql");
+        BenchDatabases.Db db = b.postgres.createDatabase("ceiling_sql");
         try {
             db.insertBacklog(0, rows, b.options.backlogTxnSize());
             AtomicLong done = new AtomicLong();
@@ -106,7 +106,7 @@ final class Ceilings {
                 int index = i;
                 Thread t = new Thread(() -> {
                     try (HikariDataSource pool = onePool(db)) {
-                        done.addAndGet(new BenchStore(pool, "ceiling-" + index, clients, index).claimAndStampAll(batch));
+                        done.addAndGet(new ClaimAndStampLoop(pool, "ceiling-" + index, clients, index).claimAndStampAll(batch));
                     } catch (Exception e) {
                         error.compareAndSet(null, e);
                     }
@@ -135,7 +135,7 @@ final class Ceilings {
     }
 
     /** One session with the setting the connector's sessions run with by default. */
-    private static HikariDataSource onePool(BenchPostgres.Db db) {
+    private static HikariDataSource onePool(BenchDatabases.Db db) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(db.jdbcUrl());
         config.setUsername("postgres");

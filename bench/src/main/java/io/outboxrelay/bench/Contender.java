@@ -33,7 +33,7 @@ interface Contender {
     List<String> topics();
 
     /** Makes it ready to be started on the database; the database's table may already hold a backlog. */
-    void prepare(BenchPostgres.Db db) throws Exception;
+    void prepare(BenchDatabases.Db db) throws Exception;
 
     /** Starts relaying (the measured instant): creates the relay connector, or resumes Debezium. */
     void start() throws Exception;
@@ -42,7 +42,7 @@ interface Contender {
     void awaitRunning() throws Exception;
 
     /** After a measurement: waits for bookkeeping that is not part of delivery (the relay's stamps). */
-    void settle(BenchPostgres.Db db) throws Exception;
+    void settle(BenchDatabases.Db db) throws Exception;
 
     /** Stops relaying but keeps what the next {@link #start()} needs (Debezium: its slot and offsets). */
     void pause() throws Exception;

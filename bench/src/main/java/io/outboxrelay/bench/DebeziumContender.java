@@ -36,7 +36,7 @@ final class DebeziumContender implements Contender {
     private final String label;
     private final String variant;
     private final String topic;
-    private BenchPostgres.Db db;
+    private BenchDatabases.Db db;
     private long primed;
 
     DebeziumContender(ConnectRestClient rest, BenchKafka kafka, String name, Map<String, String> overrides, String label,
@@ -110,7 +110,7 @@ final class DebeziumContender implements Contender {
     }
 
     @Override
-    public void prepare(BenchPostgres.Db db) throws Exception {
+    public void prepare(BenchDatabases.Db db) throws Exception {
         this.db = db;
         rest.put(name, config(), Duration.ofSeconds(60));
         awaitRunning();
@@ -137,7 +137,7 @@ final class DebeziumContender implements Contender {
     }
 
     @Override
-    public void settle(BenchPostgres.Db db) {
+    public void settle(BenchDatabases.Db db) {
         // nothing to write back: Debezium's bookkeeping is its offsets and the slot's confirmed LSN
     }
 

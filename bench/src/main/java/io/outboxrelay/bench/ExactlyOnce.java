@@ -14,7 +14,7 @@ final class ExactlyOnce {
     static final String VARIANT = "exactly-once";
     /** What the contender's connector adds to the relay's defaults. */
     static final Map<String, String> CONNECTOR = Map.of("exactly.once.support", "required");
-    /** What its worker adds to {@link WorkerProcess#workerProps}: the broker already has the transaction log settings. */
+    /** What its worker adds to {@link MeasuredWorker#workerProps}: the broker already has the transaction log settings. */
     static final Map<String, String> WORKER = Map.of("exactly.once.source.support", "enabled");
 
     private ExactlyOnce() {

@@ -41,7 +41,7 @@ final class IdlePhase {
     }
 
     private static Results.Idle measure(Bench b, TableSetup s, int seconds, Results.Idle floor) throws Exception {
-        BenchPostgres.Db db = b.postgres.createDatabase("idle");
+        BenchDatabases.Db db = b.postgres.createDatabase("idle");
         Contender c = null;
         try {
             c = s.start(b, db);

@@ -19,7 +19,7 @@ final class LatencyPhase {
 
     static List<Results.Latency> run(Bench b, Contender c, List<Integer> rates, int seconds) throws Exception {
         List<Results.Latency> out = new ArrayList<>();
-        BenchPostgres.Db db = b.postgres.createDatabase("latency_" + c.kind());
+        BenchDatabases.Db db = b.postgres.createDatabase("latency_" + c.kind());
         try {
             startStreaming(b, c, db);
             long idBase = 0;
@@ -42,7 +42,7 @@ final class LatencyPhase {
      * Creates the topics (with broker append times: commit -> append vs append -> receive splits the latency),
      * prepares and starts the contender on {@code db}, waits until it runs and relays a few priming events.
      */
-    static void startStreaming(Bench b, Contender c, BenchPostgres.Db db) throws Exception {
+    static void startStreaming(Bench b, Contender c, BenchDatabases.Db db) throws Exception {
         b.kafka.createTopicsIfMissing(c.topics(), java.util.Map.of("message.timestamp.type", "LogAppendTime"));
         c.prepare(db);
         c.start();
@@ -54,7 +54,7 @@ final class LatencyPhase {
      * A few events end to end, one per transaction, so the measured ones meet a warm, streaming pipeline; with
      * {@code spaced} each is followed by a CHECKPOINT (tens of ms apart), else they are committed back to back.
      */
-    static void prime(Contender c, Bench b, BenchPostgres.Db db, int events, boolean spaced) throws Exception {
+    static void prime(Contender c, Bench b, BenchDatabases.Db db, int events, boolean spaced) throws Exception {
         try (RecordWatcher w = new RecordWatcher(b.kafka, c.topics(), PRIMING_BASE, events, false, c.readCommitted())) {
             if (spaced) {
                 for (int i = 0; i < events; i++) {

@@ -17,7 +17,7 @@ final class MentionPhase {
     }
 
     static Results.Mentions run(Bench b, int messages) throws Exception {
-        BenchPostgres.Db db = b.postgres.createDatabase("mentions");
+        BenchDatabases.Db db = b.postgres.createDatabase("mentions");
         String topic = Bench.name("mentions") + ".recovered";
         RelayContender relay = b.relay(2, 1, Map.of(
             "mentions.enabled", "true",
@@ -62,7 +62,7 @@ final class MentionPhase {
     }
 
     /** One channel, one author, {@value #AGENTS} offline agent members who are not subscribed: every mention is owed. */
-    private static void seed(BenchPostgres.Db db, int messages) {
+    private static void seed(BenchDatabases.Db db, int messages) {
         db.execute("""
             INSERT INTO channels(id, name, mandatory_subscription) VALUES ('c-bench', 'bench', false), ('c-home', 'home', false);
             INSERT INTO topics(id, channel_id) VALUES ('t-bench', 'c-bench');

@@ -47,7 +47,7 @@ final class PacedWriter {
     /** How long after the schedule's end writers that fell behind may still commit (stopAtScheduleEnd). */
     private static final long GRACE_NANOS = 250_000_000L;
 
-    private final BenchPostgres.Db db;
+    private final BenchDatabases.Db db;
     private final int rate;
     private final int count;
     private final long idBase;
@@ -67,15 +67,15 @@ final class PacedWriter {
     private long windowEndNanos;
 
     /** The latency phase's writer: {@link #CONNECTIONS} connections, every event committed however late. */
-    PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase) {
+    PacedWriter(BenchDatabases.Db db, int rate, int seconds, long idBase) {
         this(db, rate, seconds, idBase, CONNECTIONS, false);
     }
 
-    PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd) {
+    PacedWriter(BenchDatabases.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd) {
         this(db, rate, seconds, idBase, connections, stopAtScheduleEnd, ONE_EVENT);
     }
 
-    PacedWriter(BenchPostgres.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd,
+    PacedWriter(BenchDatabases.Db db, int rate, int seconds, long idBase, int connections, boolean stopAtScheduleEnd,
                 Transaction transaction) {
         this.db = db;
         this.transaction = transaction;

@@ -164,7 +164,7 @@ final class Profiler {
     }
 
     /** The database's statements of the profiled drain, by total execution time. */
-    static List<Map<String, Object>> sqlStatements(BenchPostgres.Db db) {
+    static List<Map<String, Object>> sqlStatements(BenchDatabases.Db db) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (List<String> row : db.query("""
             SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3), rows,

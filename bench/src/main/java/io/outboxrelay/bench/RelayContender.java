@@ -23,7 +23,7 @@ final class RelayContender implements Contender {
     private final String label;
     private final String variant;
     private final List<String> topics = new ArrayList<>();
-    private BenchPostgres.Db db;
+    private BenchDatabases.Db db;
 
     RelayContender(ConnectRestClient rest, String name, int tasks, int subscriptions, Map<String, String> overrides,
                    String label, String variant) {
@@ -80,7 +80,7 @@ final class RelayContender implements Contender {
     }
 
     @Override
-    public void prepare(BenchPostgres.Db db) {
+    public void prepare(BenchDatabases.Db db) {
         this.db = db;
     }
 
@@ -113,7 +113,7 @@ final class RelayContender implements Contender {
 
     /** Waits until every row is stamped (bookkeeping after delivery, not part of a drain's time). */
     @Override
-    public void settle(BenchPostgres.Db db) throws InterruptedException {
+    public void settle(BenchDatabases.Db db) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             if (db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL") == 0) {

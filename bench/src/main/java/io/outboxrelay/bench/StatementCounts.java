@@ -20,11 +20,11 @@ record StatementCounts(Map<String, Long> callsByKind, List<Map<String, Object>> 
     static final StatementCounts NONE = new StatementCounts(Map.of(), List.of());
 
     /** Forgets every statement counted so far (all databases: the steps run one at a time). */
-    static void reset(BenchPostgres.Db db) {
+    static void reset(BenchDatabases.Db db) {
         db.execute("SELECT pg_stat_statements_reset()");
     }
 
-    static StatementCounts read(BenchPostgres.Db db, StatementKinds kinds) {
+    static StatementCounts read(BenchDatabases.Db db, StatementKinds kinds) {
         Map<String, Long> byKind = new LinkedHashMap<>();
         List<Map<String, Object>> top = new ArrayList<>();
         for (List<String> row : db.query("""

@@ -1,7 +1,7 @@
 package io.outboxrelay.bench;
 
 import io.outboxrelay.common.NamedSql;
-import io.outboxrelay.connector.BenchStore;
+import io.outboxrelay.connector.OutboxSourceConnector;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -47,7 +47,7 @@ final class StatementKinds {
 
     /** The relay's named statements as the connector on the class path ships them. */
     static StatementKinds shipped(String writerSql) {
-        NamedSql sql = NamedSql.load(BenchStore.class, "outbox-relay.sql");
+        NamedSql sql = NamedSql.load(OutboxSourceConnector.class, "outbox-relay.sql");
         Map<String, String> named = new LinkedHashMap<>();
         for (String name : sql.names()) {
             named.put(name, sql.get(name));

@@ -110,7 +110,7 @@ final class SteadyPhase {
     private static Results.SteadyStep step(Bench b, Workload w, int rate, int order, TableSetup s,
                                            StatementKinds kinds) throws Exception {
         BenchOptions.SteadyOptions o = b.options.steady();
-        BenchPostgres.Db db = b.postgres.createDatabase("steady");
+        BenchDatabases.Db db = b.postgres.createDatabase("steady");
         Contender c = null;
         try {
             w.setupSql().forEach(db::execute);

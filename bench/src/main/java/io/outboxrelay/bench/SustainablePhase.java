@@ -38,7 +38,7 @@ final class SustainablePhase {
     /** Steps {@code c} through the rates; what it measured is added to {@code out} even when a step fails. */
     private static void contender(Bench b, Contender c, List<Results.Sustainable> out) throws Exception {
         BenchOptions.SustainableOptions o = b.options.sustainable();
-        BenchPostgres.Db db = b.postgres.createDatabase("sustainable_" + c.kind());
+        BenchDatabases.Db db = b.postgres.createDatabase("sustainable_" + c.kind());
         List<Results.SustainableStep> steps = new ArrayList<>();
         try {
             LatencyPhase.startStreaming(b, c, db);

@@ -41,7 +41,7 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
     }
 
     /** Changes the schema of {@code db} and, if this setup has one, starts its connector and waits until it runs. */
-    Contender start(Bench b, BenchPostgres.Db db) throws Exception {
+    Contender start(Bench b, BenchDatabases.Db db) throws Exception {
         applySchema(db);
         Contender c = contender(b);
         if (c != null) {
@@ -54,7 +54,7 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
     }
 
     /** Runs this setup's change to the shipped schema, if it has one. */
-    private void applySchema(BenchPostgres.Db db) {
+    private void applySchema(BenchDatabases.Db db) {
         if (!schemaSql.isBlank()) {
             db.execute(schemaSql);
         }

@@ -24,7 +24,7 @@ final class WakeupProbe {
     }
 
     static Results.Latency run(Bench b, int rate, int seconds) throws Exception {
-        BenchPostgres.Db db = b.postgres.createDatabase("wakeup");
+        BenchDatabases.Db db = b.postgres.createDatabase("wakeup");
         int count = rate * seconds;
         long[] sent = new long[count];
         long[] received = new long[count];

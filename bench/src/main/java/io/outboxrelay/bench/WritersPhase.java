@@ -74,7 +74,7 @@ final class WritersPhase {
 
     private static Results.WriterRun measure(Bench b, TableSetup s, int connections, int round,
                                              BenchOptions.WriterOptions w) throws Exception {
-        BenchPostgres.Db db = b.postgres.createDatabase("writers");
+        BenchDatabases.Db db = b.postgres.createDatabase("writers");
         Contender c = null;
         try {
             c = s.start(b, db);
@@ -106,7 +106,7 @@ final class WritersPhase {
      * {@code connections} threads, each with its own connection, commit one event per transaction as fast as
      * they can; the commits of the {@code seconds} after a {@code warmupSeconds} warm-up are counted.
      */
-    private static Load full(Bench b, BenchPostgres.Db db, int connections, int warmupSeconds, int seconds)
+    private static Load full(Bench b, BenchDatabases.Db db, int connections, int warmupSeconds, int seconds)
         throws InterruptedException {
         LongAdder commits = new LongAdder();
         CountDownLatch connected = new CountDownLatch(connections);

@@ -3,14 +3,14 @@ package io.outboxrelay.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.common.NamedSql;
-import io.outboxrelay.connector.BenchStore;
+import io.outboxrelay.connector.OutboxSourceConnector;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The kinds are told from statements as pg_stat_statements shows them, for the relay's SQL as it ships. */
 class StatementKindsTest {
-    private static final NamedSql SHIPPED = NamedSql.load(BenchStore.class, "outbox-relay.sql");
+    private static final NamedSql SHIPPED = NamedSql.load(OutboxSourceConnector.class, "outbox-relay.sql");
     private static final Pattern PARAMETER_OR_CONSTANT = Pattern.compile("\\?|'(?:[^']|'')*'|\\b\\d+(\\.\\d+)?\\b");
 
     private final StatementKinds kinds = StatementKinds.shipped(PacedWriter.ONE_EVENT.sql());

@@ -34,7 +34,8 @@ public final class ConnectionConfigKeys {
             .define(URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new JdbcUrlValidator(), Importance.HIGH,
                 "JDBC URL of the PostgreSQL database, e.g. jdbc:postgresql://db:5432/app?sslmode=verify-full. "
                     + "Driver properties that load classes or write files (" + DriverPropertyGuard.describeForbidden()
-                    + ") are rejected.",
+                    + ") are rejected, and so is a password or sslpassword in the URL: set connection.password and"
+                    + " connection.ssl.password, which are masked. TLS: ?sslmode=verify-full&sslrootcert=/path/root.crt.",
                 GROUP, ++order, Width.LONG, "JDBC URL")
             .define(USER, Type.STRING, null, Importance.HIGH,
                 "Database role the connector logs in as. It needs SELECT and UPDATE on the outbox table "

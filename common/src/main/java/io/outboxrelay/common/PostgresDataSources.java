@@ -116,7 +116,8 @@ public final class PostgresDataSources {
     public static Connection open(ConnectionSettings settings) throws SQLException {
         Connection c = new Driver().connect(settings.url(), settings.driverProperties());
         if (c == null) {
-            throw new SQLException("not a PostgreSQL JDBC URL: " + DriverPropertyGuard.redact(settings.url()), "08001");
+            throw new SQLException("not a PostgreSQL JDBC URL: " + DriverPropertyGuard.redact(settings.url()),
+                SqlStates.UNABLE_TO_CONNECT);
         }
         return c;
     }

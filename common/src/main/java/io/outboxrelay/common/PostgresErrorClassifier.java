@@ -2,9 +2,9 @@ package io.outboxrelay.common;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientException;
+import java.util.Set;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
-import org.postgresql.util.PSQLState;
 
 /**
  * The one place that decides whether a database error is worth retrying. Retriable errors (the
@@ -14,20 +14,10 @@ import org.postgresql.util.PSQLState;
  * a {@link ConnectException} whose message says what to do.
  */
 public final class PostgresErrorClassifier {
-    private static final String DEADLOCK = "40P01";
-    private static final String SERIALIZATION_FAILURE = PSQLState.SERIALIZATION_FAILURE.getState();
-    private static final String ADMIN_SHUTDOWN = "57P01";
-    private static final String CRASH_SHUTDOWN = "57P02";
-    private static final String CANNOT_CONNECT_NOW = "57P03";
-    private static final String QUERY_CANCELED = "57014"; // statement_timeout
-    private static final String LOCK_NOT_AVAILABLE = "55P03"; // lock_timeout
-    private static final String IDLE_IN_TX_TIMEOUT = "25P03";
-    private static final String TOO_MANY_CONNECTIONS = "53300";
-    private static final String UNDEFINED_TABLE = PSQLState.UNDEFINED_TABLE.getState();
-    private static final String UNDEFINED_COLUMN = PSQLState.UNDEFINED_COLUMN.getState();
-    private static final String UNDEFINED_FUNCTION = PSQLState.UNDEFINED_FUNCTION.getState();
-    private static final String INSUFFICIENT_PRIVILEGE = "42501";
-    private static final String INVALID_PASSWORD = PSQLState.INVALID_PASSWORD.getState();
+    /** The single states a retry fixes, besides the classes of connection and resource errors. */
+    private static final Set<String> RETRIABLE = Set.of(SqlStates.DEADLOCK_DETECTED, SqlStates.SERIALIZATION_FAILURE,
+        SqlStates.ADMIN_SHUTDOWN, SqlStates.CRASH_SHUTDOWN, SqlStates.CANNOT_CONNECT_NOW, SqlStates.QUERY_CANCELED,
+        SqlStates.LOCK_NOT_AVAILABLE, SqlStates.IDLE_IN_TRANSACTION_TIMEOUT, SqlStates.TOO_MANY_CONNECTIONS);
 
     private PostgresErrorClassifier() {
     }
@@ -41,12 +31,9 @@ public final class PostgresErrorClassifier {
         // The state decides even for an SQLTransientException: HikariCP reports a failed connection
         // attempt as SQLTransientConnectionException carrying the driver's state, and a wrong password
         // (28P01) or a missing database (3D000) behind it is not fixed by retrying.
-        return state.startsWith("08") // connection exception (PSQLState.CONNECTION_FAILURE & co.)
-            || state.equals(DEADLOCK) || state.equals(SERIALIZATION_FAILURE)
-            || state.equals(ADMIN_SHUTDOWN) || state.equals(CRASH_SHUTDOWN) || state.equals(CANNOT_CONNECT_NOW)
-            || state.equals(QUERY_CANCELED) || state.equals(LOCK_NOT_AVAILABLE)
-            || state.equals(IDLE_IN_TX_TIMEOUT) || state.equals(TOO_MANY_CONNECTIONS)
-            || state.startsWith("53"); // insufficient resources: disk full, out of memory
+        return SqlStates.inClass(state, SqlStates.CONNECTION_EXCEPTION_CLASS)
+            || RETRIABLE.contains(state)
+            || SqlStates.inClass(state, SqlStates.INSUFFICIENT_RESOURCES_CLASS); // disk full, out of memory
     }
 
     /**
@@ -82,25 +69,25 @@ public final class PostgresErrorClassifier {
         if (state == null) {
             return "";
         }
-        if (state.equals(UNDEFINED_TABLE)) {
+        if (state.equals(SqlStates.UNDEFINED_TABLE)) {
             return ". The table does not exist: create it with schemas/sql/outbox.sql (or mentions.sql),"
                 + " or point outbox.table at the right schema-qualified name";
         }
-        if (state.equals(UNDEFINED_COLUMN)) {
+        if (state.equals(SqlStates.UNDEFINED_COLUMN)) {
             return ". A column the connector needs is missing: compare the table with schemas/sql/outbox.sql"
                 + " and apply the missing columns";
         }
-        if (state.equals(UNDEFINED_FUNCTION)) {
+        if (state.equals(SqlStates.UNDEFINED_FUNCTION)) {
             return ". A function the connector needs is missing: apply schemas/sql/outbox.sql";
         }
-        if (state.equals(INSUFFICIENT_PRIVILEGE)) {
+        if (state.equals(SqlStates.INSUFFICIENT_PRIVILEGE)) {
             return ". The role lacks a privilege: apply the GRANTs at the end of schemas/sql/outbox.sql"
                 + " to connection.user";
         }
-        if (state.equals(INVALID_PASSWORD) || state.startsWith("28")) {
+        if (state.equals(SqlStates.INVALID_PASSWORD) || SqlStates.inClass(state, SqlStates.AUTHORIZATION_CLASS)) {
             return ". Authentication failed: check connection.user and connection.password";
         }
-        if (state.equals("3D000")) {
+        if (state.equals(SqlStates.INVALID_CATALOG_NAME)) {
             return ". The database in connection.url does not exist";
         }
         return "";

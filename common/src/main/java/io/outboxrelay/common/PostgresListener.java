@@ -26,6 +26,8 @@ import org.slf4j.MDC;
  */
 public final class PostgresListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
+    private static final NamedSql SQL = NamedSql.load(PostgresListener.class, "listener.sql");
+    private static final String PROBE = SQL.get("Probe");
 
     private final ConnectionSettings settings;
     private final String channel;
@@ -93,9 +95,7 @@ public final class PostgresListener implements AutoCloseable {
             try (Connection c = PostgresDataSources.open(settings)) {
                 connection = c;
                 try (Statement st = c.createStatement()) {
-                    StringBuilder sql = new StringBuilder("LISTEN ");
-                    Utils.escapeIdentifier(sql, channel);
-                    st.execute(sql.toString());
+                    st.execute(listenSql());
                 }
                 connected = true;
                 if (!firstConnect) {
@@ -141,12 +141,18 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
+    /** LISTEN on the channel, quoted as an identifier. */
+    private String listenSql() throws SQLException {
+        String quoted = Utils.escapeIdentifier(new StringBuilder(), channel).toString();
+        return SQL.bindable("Listen", "", text -> text.replace("{channel}", quoted)).sql();
+    }
+
     /** A round trip that must come back in time; a session that died unseen throws here instead of hanging. */
     private static void probe(Connection c) throws SQLException {
         int before = c.getNetworkTimeout();
         c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_MS);
         try (Statement st = c.createStatement()) {
-            st.execute("SELECT 1");
+            st.execute(PROBE);
         } finally {
             c.setNetworkTimeout(Runnable::run, before);
         }

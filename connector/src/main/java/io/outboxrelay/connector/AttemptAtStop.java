@@ -1,7 +1,5 @@
 package io.outboxrelay.connector;
 
-import java.util.Set;
-
 /**
  * Whether a row still in flight when its task stops keeps the attempt its claim counted. Connect calls the
  * same {@code stop()} after a graceful stop and after the task failed on a record, and under
@@ -23,16 +21,16 @@ import java.util.Set;
  * poisoned after {@code outbox.max.attempts}; its {@code last_error} says why it was counted.
  */
 final class AttemptAtStop {
-    private final Set<Long> lastPoll;
+    private final long lastPoll;
     private final long ackedThroughPoll;
     private final long lastHandOutPoll;
 
     /**
-     * @param lastPoll         rows of the last poll()'s records
+     * @param lastPoll         the poll() that returned the last records (Connect has not polled since)
      * @param ackedThroughPoll the latest poll() any of whose records was acknowledged
      * @param lastHandOutPoll  the poll() that handed out the latest rows
      */
-    AttemptAtStop(Set<Long> lastPoll, long ackedThroughPoll, long lastHandOutPoll) {
+    AttemptAtStop(long lastPoll, long ackedThroughPoll, long lastHandOutPoll) {
         this.lastPoll = lastPoll;
         this.ackedThroughPoll = ackedThroughPoll;
         this.lastHandOutPoll = lastHandOutPoll;
@@ -45,7 +43,7 @@ final class AttemptAtStop {
 
     /** Why the row keeps its attempt, for its last_error; null when it gets it back. */
     String why(PendingRow row) {
-        if (lastPoll.contains(row.seq())) {
+        if (row.handedOutInPoll() == lastPoll) {
             return "the task stopped before Connect had sent every record of the last batch it was given, which"
                 + " held this row: a converter or a transform may have failed on it (see the worker log)";
         }

@@ -51,8 +51,13 @@ final class ClaimPacer {
     static final long IDLE_BEFORE_ARMING_MS = 100;
     /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
     static final long LOOK_INTERVAL_MS = 250;
+    /** How long after a failed arming the task arms again (claiming, unarmed, meanwhile): a look's interval. */
+    static final long ARM_RETRY_MS = 250;
+    /** The longest a settling task waits between claims while none of the transactions it watches ends. */
+    static final long SETTLE_WAIT_MAX_MS = 250;
     /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
     static final long MAX_WAIT_MS = 250;
+    /** At most one warning this often about a flag the task cannot arm or read. */
     private static final long WARN_EVERY_MS = 60_000;
 
     private Flag flag;
@@ -225,8 +230,8 @@ final class ClaimPacer {
         try {
             token = flag.arm();
         } catch (SQLException e) {
-            warn("arm the table's wake-up flag", e);
-            armAt = now + LOOK_INTERVAL_MS; // this claim goes ahead unarmed; the next one, and arming, at the next look
+            warn("arm the table's wake-up flag", e, now);
+            armAt = now + ARM_RETRY_MS; // this claim goes ahead unarmed; the next one, and arming, a look later
             return;
         }
         armDue = false;
@@ -238,8 +243,8 @@ final class ClaimPacer {
 
     /**
      * A settling claim found nothing. Each time some of the watched transactions have ended the task claims
-     * again a pace later (they may have committed rows no NOTIFY tells of), the wait doubling up to the look
-     * interval while none ends, and once none is left it is quiet.
+     * again a pace later (they may have committed rows no NOTIFY tells of), the wait doubling up to
+     * {@link #SETTLE_WAIT_MAX_MS} while none ends, and once none is left it is quiet.
      */
     private void settle(long now, List<String> running, boolean compared) {
         boolean ended = compared && running.size() < watch.size();
@@ -248,7 +253,7 @@ final class ClaimPacer {
             quiet(now);
             return;
         }
-        settleWaitMs = ended || !compared ? paceMs : Math.min(settleWaitMs * 2, LOOK_INTERVAL_MS);
+        settleWaitMs = ended || !compared ? paceMs : Math.min(settleWaitMs * 2, SETTLE_WAIT_MAX_MS);
         claimAt = now + settleWaitMs;
     }
 
@@ -265,7 +270,7 @@ final class ClaimPacer {
         try {
             cleared = flag.clearedSince(token);
         } catch (SQLException e) {
-            warn("look at the table's wake-up flag", e);
+            warn("look at the table's wake-up flag", e, now);
             cleared = true; // claiming is what a look that cannot tell must do
         }
         if (cleared) {
@@ -276,12 +281,11 @@ final class ClaimPacer {
         }
     }
 
-    private void warn(String what, SQLException e) {
-        long now = System.nanoTime() / 1_000_000;
+    private void warn(String what, SQLException e, long now) {
         if (lastWarnAt == Long.MIN_VALUE || now - lastWarnAt >= WARN_EVERY_MS) {
             lastWarnAt = now;
             log.warn("Could not {} ({}; SQLState {}): the task claims every {} ms instead until it can; the rows are"
-                + " relayed, with up to that much delay", what, e.getMessage(), e.getSQLState(), LOOK_INTERVAL_MS);
+                + " relayed, with up to that much delay", what, e.getMessage(), e.getSQLState(), ARM_RETRY_MS);
         }
     }
 }

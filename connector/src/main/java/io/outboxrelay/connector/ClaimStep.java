@@ -48,10 +48,10 @@ final class ClaimStep {
     /** Stamps what was acknowledged, claims, and adds the records of what it claimed to {@code out}. */
     void run(List<SourceRecord> out, long now, ClaimPacer.Claim due) throws SQLException {
         int limit = sizer.next();
-        List<OutboxStore.Stamp> stamps = held.stampsToWrite();
-        OutboxStore.PassResult result = store.pass(new OutboxStore.Pass(stamps, limit, due.watch(), due.capture()));
-        if (!stamps.isEmpty()) {
-            held.stamped();
+        boolean stamps = held.has(HeldRow.State.ACKED);
+        OutboxStore.PassResult result = held.flushEvenIfNone(HeldRows.STAMPS,
+            acked -> store.pass(new OutboxStore.Pass(acked, limit, due.watch(), due.capture())));
+        if (stamps) {
             metrics.stamped(result.stamped(), clock.millis() - now);
         }
         OutboxStore.Claim claim = result.claim();
@@ -68,7 +68,7 @@ final class ClaimStep {
             for (ClaimedRow row : claim.rows()) {
                 String reason = rules.beforeProducing(row);
                 if (reason != null) {
-                    held.poisonLater(row.seq(), reason);
+                    held.poison(row.seq(), reason);
                 } else {
                     accepted.add(row);
                 }

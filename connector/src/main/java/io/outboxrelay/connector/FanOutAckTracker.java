@@ -3,20 +3,19 @@ package io.outboxrelay.connector;
 import io.outboxrelay.common.Json;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
- * Tracks acknowledgements per row across all its subscriber records. {@link #onCommit} runs on the
- * producer's I/O thread and only touches atomics and a concurrent queue; everything else runs on the
- * task thread. What a null {@code metadata} means depends on {@code errors.tolerance}: under
- * {@code none} only an SMT that filtered the record can cause it (recorded as filtered), under
- * {@code all} a dropped record is indistinguishable from a filtered one and counts as not delivered.
+ * Tracks acknowledgements per row across all its subscriber records, and queues the rows they settle for
+ * {@link HeldRows} to take in. {@link #onCommit} runs on the producer's I/O thread and only touches atomics
+ * and a concurrent queue; everything else runs on the task thread. What a null {@code metadata} means
+ * depends on {@code errors.tolerance}: under {@code none} only an SMT that filtered the record can cause it
+ * (recorded as filtered), under {@code all} a dropped record is indistinguishable from a filtered one and
+ * counts as not delivered.
  */
 final class FanOutAckTracker {
     /** The fanout entry of a record a transform filtered under {@code errors.tolerance=none}. */
@@ -24,12 +23,9 @@ final class FanOutAckTracker {
 
     private final boolean toleratesAllErrors;
     private final Runnable onRowSettled;
-    private final Map<Long, PendingRow> inFlight = new LinkedHashMap<>();
     private final Queue<PendingRow> settled = new ConcurrentLinkedQueue<>();
     /** The latest poll() whose records the producer acknowledged (with metadata); -1 before any. */
     private final AtomicLong ackedThroughPoll = new AtomicLong(-1);
-    /** What the rows in flight take as text (ClaimedRow.rowBytes); task thread only. */
-    private long inFlightBytes;
 
     FanOutAckTracker(boolean toleratesAllErrors, Runnable onRowSettled) {
         this.toleratesAllErrors = toleratesAllErrors;
@@ -38,8 +34,6 @@ final class FanOutAckTracker {
 
     /** Task thread: a claimed row now waits for its records (or is already settled: no slots). */
     void track(PendingRow row) {
-        inFlight.put(row.seq(), row);
-        inFlightBytes += row.row().rowBytes();
         if (row.settled()) {
             settled.add(row);
         }
@@ -69,15 +63,12 @@ final class FanOutAckTracker {
         }
     }
 
-    /** Task thread: settled rows, removed from the in-flight set. */
+    /** Task thread: the rows settled since the last call, each once. */
     List<PendingRow> drainSettled() {
         List<PendingRow> out = new ArrayList<>();
         PendingRow row;
         while ((row = settled.poll()) != null) {
-            if (inFlight.remove(row.seq()) != null) {
-                inFlightBytes -= row.row().rowBytes();
-                out.add(row);
-            }
+            out.add(row);
         }
         return out;
     }
@@ -88,14 +79,14 @@ final class FanOutAckTracker {
     }
 
     /**
-     * Task thread: every slot still open is settled as filtered, as a null {@code commitRecord} would settle it
-     * under {@code errors.tolerance=none}; a later call for the same slot changes nothing.
+     * Task thread: every slot still open in {@code inFlight} is settled as filtered, as a null {@code commitRecord}
+     * would settle it under {@code errors.tolerance=none}; a later call for the same slot changes nothing.
      *
      * @return how many rows this settled
      */
-    int settleOpenSlotsAsFiltered() {
+    int settleOpenSlotsAsFiltered(Collection<PendingRow> inFlight) {
         int rows = 0;
-        for (PendingRow row : inFlight.values()) {
+        for (PendingRow row : inFlight) {
             boolean last = false;
             for (int slot = 0; slot < row.slotCount(); slot++) {
                 last |= row.complete(slot, FILTERED);
@@ -108,28 +99,13 @@ final class FanOutAckTracker {
         return rows;
     }
 
-    /** Task thread: rows claimed and not yet settled and drained. */
-    Collection<PendingRow> inFlight() {
-        return inFlight.values();
-    }
-
-    int inFlightCount() {
-        return inFlight.size();
-    }
-
     /** The latest poll() any of whose records the producer acknowledged with metadata; -1 before any. */
     long ackedThroughPoll() {
         return ackedThroughPoll.get();
     }
 
-    long inFlightBytes() {
-        return inFlightBytes;
-    }
-
-    /** Task thread: forget every row (after their leases were released). */
+    /** Task thread: forget the settled rows not taken in (their leases were released). */
     void clear() {
-        inFlight.clear();
-        inFlightBytes = 0;
         settled.clear();
     }
 

@@ -1,200 +1,148 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.connector.HeldRow.State;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.function.Function;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
- * Every row a relay task holds, from its claim until its stamp, release or poisoning commits, and the
- * transitions between. A row is held while its records are in flight (acknowledgements settle it on the
- * producer's thread), once acknowledged until its stamp commits, once failed until its release or poisoning
- * commits, and, for rows of a claim that failed before they reached Connect, until they are given back.
- * Whatever write fails, the rows stay held (their leases extended) and are written again on the next pass.
- * Task thread only, except {@link #acknowledged}.
+ * Every row a relay task holds, from its claim until its stamp, release or poisoning commits: one map of
+ * {@link HeldRow}s, each in one state with what that state needs, and the transitions between them. A group of
+ * rows in one state is written with one {@link #flush} and forgotten once the write returned; whatever write
+ * fails, the rows stay held in their state (their leases extended) and are written again on the next pass.
+ * Each group keeps the order its rows entered its state. Task thread only, except {@link #acknowledged}.
  */
 final class HeldRows {
-    /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
-    private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
+    /** A store write of one group of rows. */
+    @FunctionalInterface
+    interface Write<T, R> {
+        R to(List<T> rows) throws SQLException;
+    }
 
-    private final FanOutAckTracker inFlight;
-    private final List<PendingRow> acknowledged = new ArrayList<>();
-    private final Map<Long, String> toPoison = new LinkedHashMap<>();
-    private final Map<Long, OutboxStore.Release> toRelease = new LinkedHashMap<>();
-    private final List<Long> neverHandedOut = new ArrayList<>();
-    /** Rows whose lost claim this incarnation gave the attempt back for already (once per row). */
-    private final Set<Long> attemptReturned = new HashSet<>();
+    /** The rows of one state, written together: what each is written as. */
+    record Group<S extends HeldRow, T>(State state, Class<S> type, Function<S, T> written) {
+    }
+
+    static final Group<HeldRow.Acked, OutboxStore.Stamp> STAMPS =
+        new Group<>(State.ACKED, HeldRow.Acked.class, HeldRow.Acked::stamp);
+    static final Group<HeldRow.ToRelease, OutboxStore.Release> RELEASES =
+        new Group<>(State.TO_RELEASE, HeldRow.ToRelease.class, HeldRow.ToRelease::release);
+    static final Group<HeldRow.ToPoison, OutboxStore.Poison> POISONS =
+        new Group<>(State.TO_POISON, HeldRow.ToPoison.class, HeldRow.ToPoison::poison);
+    static final Group<HeldRow.LostClaim, OutboxStore.Release> LOST_CLAIMS =
+        new Group<>(State.LOST_CLAIM, HeldRow.LostClaim.class, HeldRow.LostClaim::giveBack);
+
+    private final Map<Long, HeldRow> rows = new LinkedHashMap<>();
+    /** How many rows are in each state, by ordinal; the gauge of rows in flight reads it off the task thread. */
+    private final int[] counts = new int[State.values().length];
+    /** The producer thread's side: acknowledgements, and the rows they settled. */
+    private final FanOutAckTracker acks;
+    /** What the rows in flight take as text (ClaimedRow.rowBytes). */
+    private long inFlightBytes;
     /**
-     * Rows of the records the last poll() returned. Connect polls again only once it has converted and sent
+     * The poll() calls so far: a row remembers the one that handed it out, and the rows of the current one are
+     * those of the records the last poll() returned. Connect polls again only once it has converted and sent
      * every record of the previous return; until then a converter or transform error in the batch, or a
      * broker's rejection of an earlier record, stops the task before the next poll.
      */
-    private final Set<Long> awaitingDispatch = new HashSet<>();
-    /** The poll() calls so far: a row remembers the one that handed it out. */
     private long polls;
     /** The poll() that handed out the latest rows. */
     private long lastHandOutPoll = -1;
 
     HeldRows(boolean toleratesAllErrors, Runnable onRowSettled) {
-        this.inFlight = new FanOutAckTracker(toleratesAllErrors, onRowSettled);
+        this.acks = new FanOutAckTracker(toleratesAllErrors, onRowSettled);
     }
 
     /** Producer I/O thread: a record was acknowledged (or dropped: null metadata). */
     void acknowledged(OutboxRecord record, RecordMetadata metadata) {
-        inFlight.onCommit(record, metadata);
+        acks.onCommit(record, metadata);
     }
 
     /** claimed -> in flight: the row's records go to Connect with this poll. */
     void handOut(PendingRow row) {
         row.handedOut(polls);
         lastHandOutPoll = polls;
-        awaitingDispatch.add(row.seq());
-        inFlight.track(row);
+        put(HeldRow.inFlight(row));
+        inFlightBytes += row.row().rowBytes();
+        acks.track(row);
     }
 
     /** Connect polls again: it sent every record returned before. */
     void dispatched() {
         polls++;
-        awaitingDispatch.clear();
     }
 
-    /** claimed -> to give back: a claim failed before its rows reached Connect (their attempt is returned). */
-    void claimLost(Collection<ClaimedRow> rows) {
-        for (ClaimedRow row : rows) {
-            if (!toPoison.containsKey(row.seq())) {
-                neverHandedOut.add(row.seq());
+    /**
+     * claimed -> lost claim: a claim failed before its rows reached Connect (their attempt is returned); rows it
+     * already meant to poison stay to poison.
+     */
+    void claimLost(Collection<ClaimedRow> claimed) {
+        for (ClaimedRow row : claimed) {
+            if (!rows.containsKey(row.seq())) {
+                put(HeldRow.lostClaim(row.seq()));
             }
         }
     }
 
     /** -> to poison, with the reason. */
-    void poisonLater(long seq, String reason) {
-        toPoison.put(seq, reason);
-    }
-
-    boolean poisonPending(long seq) {
-        return toPoison.containsKey(seq);
-    }
-
-    List<OutboxStore.Poison> poisonsToWrite() {
-        return toPoison.entrySet().stream().map(e -> new OutboxStore.Poison(e.getKey(), e.getValue())).toList();
-    }
-
-    void poisonsWritten() {
-        toPoison.clear();
+    void poison(long seq, String reason) {
+        put(HeldRow.toPoison(seq, reason));
     }
 
     /**
-     * in flight -> acknowledged (held until stamped) or failed: drains the rows whose every record was
-     * settled and returns those that failed; the caller decides their fate ({@link #poisonLater},
-     * {@link #releaseLater}).
+     * in flight -> acked (held until stamped), or whatever {@code afterFailure} makes of a row a record of which
+     * failed (to release or to poison): takes in the rows whose every record was settled.
      */
-    List<PendingRow> settle() {
-        List<PendingRow> failed = new ArrayList<>();
-        for (PendingRow row : inFlight.drainSettled()) {
-            (row.failed() ? failed : acknowledged).add(row);
+    void settle(Function<PendingRow, HeldRow> afterFailure) {
+        for (PendingRow row : acks.drainSettled()) {
+            if (!(rows.get(row.seq()) instanceof HeldRow.InFlight)) {
+                continue; // forgotten at stop, or settled already
+            }
+            inFlightBytes -= row.row().rowBytes();
+            put(row.failed() ? afterFailure.apply(row) : HeldRow.acked(row));
         }
-        return failed;
-    }
-
-    /** failed -> to release, with a delay before the next claim. */
-    void releaseLater(PendingRow row, long delayMs) {
-        toRelease.put(row.seq(), new OutboxStore.Release(row.seq(), false, delayMs, row.failure()));
-    }
-
-    List<OutboxStore.Release> releasesToWrite() {
-        return List.copyOf(toRelease.values());
-    }
-
-    void releasesWritten() {
-        toRelease.clear();
-    }
-
-    List<OutboxStore.Stamp> stampsToWrite() {
-        return acknowledged.stream().map(r -> new OutboxStore.Stamp(r.seq(), r.fanoutJson(), r.row().id())).toList();
-    }
-
-    void stamped() {
-        acknowledged.clear();
-    }
-
-    /** Rows a failed claim leased without handing them to Connect: given back at once, attempt returned. */
-    List<OutboxStore.Release> claimsLostToGiveBack() {
-        return neverHandedOut.stream().map(seq -> OutboxStore.Release.now(seq, true)).toList();
-    }
-
-    void claimsLostGivenBack() {
-        neverHandedOut.clear();
     }
 
     /**
-     * Rows whose attempt a lost claim result returned once already: they keep it the next time, so rows
-     * whose claims keep losing their result are counted towards poisoning.
+     * Writes the rows of {@code group} with {@code write}, one call for them all, and forgets them once it
+     * returned; when it throws they stay held as they were.
+     *
+     * @return what {@code write} returned; null, without calling it, when no row is in the group's state
      */
-    Collection<Long> attemptReturnedOnce() {
-        if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
-            attemptReturned.clear();
+    <S extends HeldRow, T, R> R flush(Group<S, T> group, Write<T, R> write) throws SQLException {
+        return count(group.state()) == 0 ? null : flushEvenIfNone(group, write);
+    }
+
+    /** As {@link #flush}, calling {@code write} even with no row (the stamps ride with a claim, which runs anyway). */
+    <S extends HeldRow, T, R> R flushEvenIfNone(Group<S, T> group, Write<T, R> write) throws SQLException {
+        List<T> items = new ArrayList<>(count(group.state()));
+        for (HeldRow row : rows.values()) {
+            if (row.state() == group.state()) {
+                items.add(group.written().apply(group.type().cast(row)));
+            }
         }
-        return attemptReturned;
-    }
-
-    void attemptReturned(long seq) {
-        attemptReturned.add(seq);
-    }
-
-    /** Whether poisonings or releases wait to be written (rows just failed, or their write failed before). */
-    boolean hasFailuresDue() {
-        return !toPoison.isEmpty() || !toRelease.isEmpty();
-    }
-
-    /** Producer thread may add to it: whether rows settled that the next pass has yet to take in. */
-    boolean hasSettledRows() {
-        return inFlight.hasSettled();
-    }
-
-    /** Whether acknowledged rows wait for their stamp. */
-    boolean hasStampsDue() {
-        return !acknowledged.isEmpty();
-    }
-
-    /** Every row this task holds: its lease must be kept, and a recovery must not give it back. */
-    List<Long> seqs() {
-        List<Long> out = new ArrayList<>(inFlight.inFlightCount() + acknowledged.size() + toPoison.size()
-            + toRelease.size());
-        inFlight.inFlight().forEach(row -> out.add(row.seq()));
-        acknowledged.forEach(row -> out.add(row.seq()));
-        out.addAll(toPoison.keySet());
-        out.addAll(toRelease.keySet());
-        return out;
-    }
-
-    int inFlightCount() {
-        return inFlight.inFlightCount();
-    }
-
-    /** Whether another claim fits: fewer rows in flight than {@code maxRows}, taking less than {@code maxBytes}. */
-    boolean hasRoom(int maxRows, long maxBytes) {
-        return inFlight.inFlightCount() < maxRows && inFlight.inFlightBytes() < maxBytes;
+        R result = write.to(items);
+        rows.values().removeIf(row -> row.state() == group.state());
+        counts[group.state().ordinal()] = 0;
+        return result;
     }
 
     /**
-     * The rows handed to Connect whose stamp has not committed: in flight, or acknowledged and waiting for the
-     * stamp. Every record made after this call may name them (docs/exactly-once.md, 3.3).
+     * At stop, the rows still in flight: written by {@code write} as releases at once ({@link AttemptAtStop} says
+     * which keep their attempt, and why), then forgotten with every acknowledgement not taken in yet.
      */
-    long[] producedNotStamped() {
-        long[] out = new long[inFlight.inFlightCount() + acknowledged.size()];
-        int i = 0;
-        for (PendingRow row : inFlight.inFlight()) {
-            out[i++] = row.seq();
-        }
-        for (PendingRow row : acknowledged) {
-            out[i++] = row.seq();
-        }
-        return out;
+    <R> R flushInFlightAtStop(Write<OutboxStore.Release, R> write) throws SQLException {
+        AttemptAtStop rule = new AttemptAtStop(polls, acks.ackedThroughPoll(), lastHandOutPoll);
+        R result = flushEvenIfNone(new Group<>(State.IN_FLIGHT, HeldRow.InFlight.class, f -> rule.release(f.row())),
+            write);
+        inFlightBytes = 0;
+        acks.clear();
+        return result;
     }
 
     /**
@@ -205,20 +153,74 @@ final class HeldRows {
      * @return how many rows this settled
      */
     int settleInFlightAsFiltered() {
-        return inFlight.settleOpenSlotsAsFiltered();
+        return acks.settleOpenSlotsAsFiltered(inFlight());
+    }
+
+    boolean has(State state) {
+        return count(state) > 0;
+    }
+
+    /** Producer thread may add to it: whether rows settled that the next pass has yet to take in. */
+    boolean hasSettledRows() {
+        return acks.hasSettled();
+    }
+
+    /** Every row whose lease this task keeps: extended, and a recovery must not give it back. */
+    List<Long> seqs() {
+        List<Long> out = new ArrayList<>(rows.size());
+        for (HeldRow row : rows.values()) {
+            if (row.leaseKept()) {
+                out.add(row.seq());
+            }
+        }
+        return out;
+    }
+
+    int inFlightCount() {
+        return count(State.IN_FLIGHT);
+    }
+
+    /** Whether another claim fits: fewer rows in flight than {@code maxRows}, taking less than {@code maxBytes}. */
+    boolean hasRoom(int maxRows, long maxBytes) {
+        return inFlightCount() < maxRows && inFlightBytes < maxBytes;
     }
 
     /**
-     * At stop, the rows still in flight, to release at once ({@link AttemptAtStop} says which keep their attempt,
-     * and why).
+     * The rows handed to Connect whose stamp has not committed: in flight, or acked and waiting for the stamp.
+     * Every record made after this call may name them (docs/exactly-once.md, 3.3).
      */
-    List<OutboxStore.Release> inFlightAtStop() {
-        AttemptAtStop rule = new AttemptAtStop(awaitingDispatch, inFlight.ackedThroughPoll(), lastHandOutPoll);
-        return inFlight.inFlight().stream().map(rule::release).toList();
+    long[] producedNotStamped() {
+        long[] out = new long[count(State.IN_FLIGHT) + count(State.ACKED)];
+        int i = 0;
+        for (HeldRow row : rows.values()) {
+            if (row.state() == State.IN_FLIGHT || row.state() == State.ACKED) {
+                out[i++] = row.seq();
+            }
+        }
+        return out;
     }
 
-    /** Forgets the rows in flight (their leases were released). */
-    void clearInFlight() {
-        inFlight.clear();
+    private List<PendingRow> inFlight() {
+        List<PendingRow> out = new ArrayList<>(inFlightCount());
+        for (HeldRow row : rows.values()) {
+            if (row instanceof HeldRow.InFlight f) {
+                out.add(f.row());
+            }
+        }
+        return out;
+    }
+
+    private int count(State state) {
+        return counts[state.ordinal()];
+    }
+
+    /** A row enters a state: it goes last in that state's group. */
+    private void put(HeldRow row) {
+        HeldRow old = rows.remove(row.seq());
+        if (old != null) {
+            counts[old.state().ordinal()]--;
+        }
+        rows.put(row.seq(), row);
+        counts[row.state().ordinal()]++;
     }
 }

@@ -48,7 +48,8 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    private static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
+    /** The relay's named statements; NotifyQueue and SharedTableGuard read theirs here too. */
+    static final NamedSql SQL = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
     /** What every session of a relay task runs when it opens. */
     static final String SESSION_SETUP = SQL.get("SessionSetup");
 
@@ -518,6 +519,11 @@ final class JdbcOutboxStore implements OutboxStore {
             retainedSql.set(ps, "limit", limit);
             return ps.executeUpdate();
         }
+    }
+
+    @Override
+    public PartitionUpkeep partitions() throws SQLException {
+        return PartitionUpkeep.of(dataSource, table);
     }
 
     @Override

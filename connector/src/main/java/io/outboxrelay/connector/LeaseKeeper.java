@@ -12,6 +12,10 @@ import org.slf4j.LoggerFactory;
  */
 final class LeaseKeeper {
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+    /** The shortest period between extensions, whatever the lease: a very short lease is not extended in a loop. */
+    static final long MIN_PERIOD_MS = 500;
+    /** How soon an extension that failed while the task backs off is tried again (or a period, if shorter). */
+    static final long RETRY_WHILE_BACKING_OFF_MS = 1_000;
 
     private final OutboxStore store;
     private final HeldRows held;
@@ -21,7 +25,7 @@ final class LeaseKeeper {
     LeaseKeeper(OutboxStore store, HeldRows held, long leaseMs, long now) {
         this.store = store;
         this.held = held;
-        this.periodMs = Math.max(500, leaseMs / 3);
+        this.periodMs = Math.max(MIN_PERIOD_MS, leaseMs / 3);
         this.nextExtensionAt = now + periodMs;
     }
 
@@ -45,7 +49,7 @@ final class LeaseKeeper {
         try {
             maybeExtend(now);
         } catch (SQLException e) {
-            nextExtensionAt = now + Math.min(1_000, periodMs);
+            nextExtensionAt = now + Math.min(RETRY_WHILE_BACKING_OFF_MS, periodMs);
             log.debug("Lease extension during backoff failed: {} (SQLState {})", e.getMessage(), e.getSQLState());
         }
     }

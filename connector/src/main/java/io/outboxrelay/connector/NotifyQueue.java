@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.SqlStates;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -7,8 +8,7 @@ import java.sql.Statement;
 
 /** What the relay knows about PostgreSQL's NOTIFY queue, which every database of the server shares. */
 final class NotifyQueue {
-    /** program_limit_exceeded: what a commit whose NOTIFYs do not fit the queue fails with. */
-    static final String FULL = "54000";
+    private static final String ADVANCE_TAIL = JdbcOutboxStore.SQL.get("AdvanceNotifyQueueTail");
 
     /** The operator's next step when the queue is full. */
     static final String WHAT_TO_DO = "A session that LISTENs and stays in a transaction (or whose client stops"
@@ -22,7 +22,7 @@ final class NotifyQueue {
     }
 
     static boolean full(SQLException e) {
-        return FULL.equals(e.getSQLState());
+        return SqlStates.is(e, SqlStates.PROGRAM_LIMIT_EXCEEDED);
     }
 
     /** What {@link #advanceTail} returns when it could not read the queue. */
@@ -38,11 +38,12 @@ final class NotifyQueue {
      *         revoked, a statement timeout): the caller then tries its NOTIFY as if there were room
      */
     static double advanceTail(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_notification_queue_usage()")) {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(ADVANCE_TAIL)) {
             rs.next();
             return rs.getDouble(1);
         } catch (SQLException e) {
-            if (e.getSQLState() == null || e.getSQLState().startsWith("08")) {
+            String state = e.getSQLState();
+            if (state == null || SqlStates.inClass(state, SqlStates.CONNECTION_EXCEPTION_CLASS)) {
                 throw e; // the connection is gone: the pass fails and is retried
             }
             return UNKNOWN;

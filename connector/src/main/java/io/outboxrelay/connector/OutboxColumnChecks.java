@@ -37,11 +37,7 @@ final class OutboxColumnChecks {
 
     private static Map<String, Column> columns(Connection c, String quoted) throws SQLException {
         Map<String, Column> columns = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT a.attname, format_type(b.oid, NULL), a.attnotnull,"
-            + " b.typtype = 'e' FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
-            + " JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END"
-            + " WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum")) {
-            ps.setString(1, quoted);
+        try (PreparedStatement ps = OutboxLiveValidator.prepare(c, "TableColumns", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     columns.put(rs.getString(1), new Column(rs.getString(2), rs.getBoolean(4), rs.getBoolean(3)));

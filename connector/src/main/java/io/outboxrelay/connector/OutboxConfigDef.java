@@ -59,7 +59,8 @@ final class OutboxConfigDef {
                     SUBSCRIPTIONS_GROUP, ++order, Width.MEDIUM, name + ": topic")
                 .define(prefix + EVENT_TYPES_SUFFIX, Type.LIST, "*", new GlobListValidator(), Importance.HIGH,
                     "Event types subscription '" + name + "' receives: a comma-separated list of globs, where * matches"
-                        + " any characters, e.g. supplier.*,note.created.",
+                        + " any run of characters (dots included) and ? exactly one, e.g. supplier.*,note.created,"
+                        + " order.v?.paid. A match costs at most the type's length times the glob's, whatever the type.",
                     SUBSCRIPTIONS_GROUP, ++order, Width.LONG, name + ": event types")
                 .define(prefix + COALESCE_SUFFIX, Type.BOOLEAN, false, Importance.MEDIUM,
                     "When true, subscription '" + name + "' gets one record per subject within a claimed batch, for the"
@@ -117,6 +118,11 @@ final class OutboxConfigDef {
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
                 "Claim interval when outbox.listen.enabled=false.", OUTBOX_GROUP, ++order, Width.SHORT,
                 "Poll interval (ms)")
+            .define(REPLAY_CHECK_INTERVAL_MS, Type.LONG, 5_000L, Range.atLeast(0), Importance.LOW,
+                "How often a relay task that serves no replay request looks for one in <table>_replays (SELECT"
+                    + " events_replay(subscription, from, to); docs/replay.md). A task that serves one sends its next"
+                    + " chunk of outbox.batch.size rows as soon as the last is acknowledged. 0 turns replay off.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Replay check interval (ms)")
             .define(LINGER_MS, Type.LONG, DEFAULT_LINGER_MS, Range.between(0, 1_000), Importance.LOW,
                 "While rows keep arriving, a relay task claims every this many milliseconds, and the stamps of the"
                     + " rows acknowledged meanwhile go with that claim: a row committed while the relay is busy waits"
@@ -151,7 +157,10 @@ final class OutboxConfigDef {
             .define(RETENTION_MS, Type.LONG, 0L, Range.atLeast(0), Importance.LOW,
                 "When above 0, fanned rows whose fanned_out_at is older than this are deleted, in batches of 1000"
                     + " that skip locked rows, by relay task 0. Poisoned and un-fanned rows are never deleted. Needs"
-                    + " DELETE on the table. 0 (the default) keeps every row.",
+                    + " DELETE on the table. On a table partitioned by day (schemas/sql/outbox.sql -v partitioned=daily)"
+                    + " whole day partitions are dropped instead, once their day ended this long ago and they hold no"
+                    + " pending or poisoned row (docs/partitioned-outbox.md); needs EXECUTE on"
+                    + " <table>_drop_partitions(timestamptz). 0 (the default) keeps every row.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Retention (ms)")
             .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "How often retention looks for rows to delete (it continues at once while batches come back full).",

@@ -3,8 +3,10 @@ package io.outboxrelay.connector;
 import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.DriverPropertyGuard;
 import io.outboxrelay.common.Identifiers;
+import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
+import io.outboxrelay.common.SqlStates;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,6 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 final class OutboxLiveValidator {
     private static final Logger log = LoggerFactory.getLogger(OutboxLiveValidator.class);
+    private static final NamedSql SQL = NamedSql.load(OutboxLiveValidator.class, "validation.sql");
     /** The claim's predicate, as {@link #conjuncts} reads an index's. */
     private static final Set<String> CLAIM_PREDICATE = Set.of("fanned_out_at is null", "poisoned_at is null");
 
@@ -48,8 +51,9 @@ final class OutboxLiveValidator {
         } catch (SQLException e) {
             String state = e.getSQLState() == null ? "" : e.getSQLState();
             // 28P01: wrong password; other class 28 (no such role, no pg_hba.conf entry): the user
-            String key = state.equals("28P01") ? ConnectionConfigKeys.PASSWORD
-                : state.startsWith("28") ? ConnectionConfigKeys.USER : ConnectionConfigKeys.URL;
+            String key = state.equals(SqlStates.INVALID_PASSWORD) ? ConnectionConfigKeys.PASSWORD
+                : SqlStates.inClass(state, SqlStates.AUTHORIZATION_CLASS) ? ConnectionConfigKeys.USER
+                : ConnectionConfigKeys.URL;
             error(result, key, "cannot connect to " + DriverPropertyGuard.redact(config.getString(
                 ConnectionConfigKeys.URL)) + ": " + e.getMessage() + " (SQLState " + state + ")"
                 + PostgresErrorClassifier.hint(state));
@@ -60,7 +64,8 @@ final class OutboxLiveValidator {
         } catch (SQLException e) {
             // connected, but looking at the table failed, e.g. no USAGE on the table's schema (42501)
             String state = e.getSQLState() == null ? "" : e.getSQLState();
-            String key = state.equals("42501") ? ConnectionConfigKeys.USER : OutboxSourceConnectorConfig.TABLE;
+            String key = state.equals(SqlStates.INSUFFICIENT_PRIVILEGE) ? ConnectionConfigKeys.USER
+                : OutboxSourceConnectorConfig.TABLE;
             error(result, key, "cannot check table " + config.quotedTable() + ": " + e.getMessage()
                 + " (SQLState " + state + ")" + PostgresErrorClassifier.hint(state));
         }
@@ -70,8 +75,7 @@ final class OutboxLiveValidator {
         String table = config.table();
         String quoted = Identifiers.quoteQualified(table);
         String regclass;
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)::text")) {
-            ps.setString(1, quoted);
+        try (PreparedStatement ps = prepare(c, "TableRegclass", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 regclass = rs.getString(1);
@@ -99,12 +103,7 @@ final class OutboxLiveValidator {
                     CLAIM_PREDICATE, OutboxLiveValidator::conjuncts);
             }
         }
-        try (PreparedStatement ps = c.prepareStatement(
-            "SELECT has_table_privilege(?::regclass, 'SELECT'), has_table_privilege(?::regclass, 'UPDATE'),"
-                + " current_user::text, has_table_privilege(?::regclass, 'DELETE')")) {
-            ps.setString(1, quoted);
-            ps.setString(2, quoted);
-            ps.setString(3, quoted);
+        try (PreparedStatement ps = prepare(c, "TablePrivileges", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 String role = rs.getString(3);
@@ -123,7 +122,9 @@ final class OutboxLiveValidator {
                 if (retentionMs > 0 && !rs.getBoolean(4)) {
                     error(result, OutboxSourceConnectorConfig.RETENTION_MS, "outbox.retention.ms=" + retentionMs
                         + " deletes fanned rows, but role " + role + " may not DELETE from " + quoted + ": GRANT DELETE"
-                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql), or set outbox.retention.ms=0");
+                        + " ON " + quoted + " TO outbox_relay (see schemas/sql/outbox.sql; a table partitioned by day:"
+                        + " GRANT EXECUTE ON FUNCTION " + Identifiers.quoteQualified(table + "_drop_partitions")
+                        + "(timestamptz) TO outbox_relay), or set outbox.retention.ms=0");
                 }
             }
         }
@@ -131,12 +132,7 @@ final class OutboxLiveValidator {
 
     /** The claim and the stamp find a row by seq: it must be unique (a primary key, or a unique index alone on it). */
     private void checkUniqueSeq(Connection c, Config result, String quoted) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid ="
-            + " ?::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indnkeyatts = 1"
-            + " AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')),"
-            + " quote_ident((SELECT relname FROM pg_class WHERE oid = ?::regclass) || '_seq_key')")) {
-            ps.setString(1, quoted);
-            ps.setString(2, quoted);
+        try (PreparedStatement ps = prepare(c, "UniqueSeqIndex", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
@@ -158,10 +154,7 @@ final class OutboxLiveValidator {
         String channel = config.notifyChannel();
         String apply = columnChecks.schemaCommand(!config.columns().equals(OutboxColumns.DEFAULT));
         List<String> elsewhere = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT t.tgname::text, t.tgargs, p.prosrc FROM pg_trigger t"
-            + " JOIN pg_proc p ON p.oid = t.tgfoid WHERE t.tgrelid = ?::regclass AND NOT t.tgisinternal"
-            + " AND t.tgenabled <> 'D' AND (t.tgtype & 4) <> 0 AND p.prosrc ~* 'notify' ORDER BY 1")) {
-            ps.setString(1, quoted);
+        try (PreparedStatement ps = prepare(c, "NotifyTriggers", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     List<String> args = triggerArguments(rs.getBytes(2));
@@ -207,20 +200,14 @@ final class OutboxLiveValidator {
      */
     private void checkClaimIndexAndFillfactor(Connection c, Config result, String quoted) throws SQLException {
         boolean indexed = false;
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i"
-            + " WHERE i.indrelid = ?::regclass AND i.indisvalid AND i.indpred IS NOT NULL AND i.indkey[0] ="
-            + " (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')")) {
-            ps.setString(1, quoted);
+        try (PreparedStatement ps = prepare(c, "PartialSeqIndexPredicates", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next() && !indexed) {
                     indexed = CLAIM_PREDICATE.equals(conjuncts(rs.getString(1)));
                 }
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT quote_ident(relname || '_unfanned_idx'),"
-            + " (SELECT substr(o, 12) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%')"
-            + " FROM pg_class WHERE oid = ?::regclass")) {
-            ps.setString(1, quoted);
+        try (PreparedStatement ps = prepare(c, "ClaimIndexNameAndFillfactor", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!indexed) {
@@ -246,6 +233,22 @@ final class OutboxLiveValidator {
             out.add(part.strip().replaceAll("\\s+", " "));
         }
         return out;
+    }
+
+    /**
+     * A statement of validation.sql with its {@code :table} bound to the quoted table name, as text: the
+     * server resolves it, so no configured name is ever spliced into SQL.
+     */
+    static PreparedStatement prepare(Connection c, String statement, String quotedTable) throws SQLException {
+        NamedSql.Bindable sql = SQL.bindable(statement, "");
+        PreparedStatement ps = c.prepareStatement(sql.sql());
+        try {
+            sql.set(ps, "table", quotedTable);
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
+        }
+        return ps;
     }
 
     static void error(Config result, String key, String message) {

@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  */
 public class OutboxRelayTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(OutboxRelayTask.class);
+    /** What {@link #idleWaitMs} returns when poll() must not wait (nor take a wake-up meant for the next wait). */
+    private static final long NO_WAIT = -1;
+    /** How long stop() lets a housekeeping round end before the pool it reads from closes. */
+    private static final long MAINTENANCE_STOP_GRACE_MS = 2_000;
 
     private final Clock clock;
     private final RelayBackend.Factory backends;
@@ -43,6 +47,7 @@ public class OutboxRelayTask extends SourceTask {
     private LeaseKeeper leases;
     private RowWrites writes;
     private ClaimStep claims;
+    private ReplayPass replays;
     private PoisonRecords poisonRecords;
     private RelayMaintenance maintenance;
     private ExecutorService maintenanceThread;
@@ -113,6 +118,8 @@ public class OutboxRelayTask extends SourceTask {
                 Clock.systemUTC(), connector.timestampMaxAheadMs()), naming,
             rules, sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
+        replays = ReplayPass.of(connector, backend.replays(), wake::signal,
+            namesRows && context != null ? context.offsetStorageReader() : null);
         boolean tableWide = config.relayTaskIndex() == 0;
         // only task 0 has table-wide rounds to run, beside its own thread
         maintenanceThread = tableWide ? RelayMaintenance.thread(config.leaseOwner()) : null;
@@ -152,16 +159,18 @@ public class OutboxRelayTask extends SourceTask {
         held.dispatched(); // Connect is back for more: it sent everything returned before
         if (transactions != null) {
             settleAllFilteredLists();
+            replays.settleOpenAsFiltered();
         }
         long now = clock.millis();
+        long waitMs;
         if (now < backoffUntil) {
             leases.maybeExtendWhileBackingOff(now);
-            wake.await(Math.min(backoffUntil - now, ClaimPacer.MAX_WAIT_MS));
-            return null;
-        }
-        try {
-            List<SourceRecord> out = pass(now);
-            failures.passed();
+            waitMs = Math.min(backoffUntil - now, ClaimPacer.MAX_WAIT_MS);
+        } else {
+            List<SourceRecord> out = passOrBackOff(now);
+            if (out == null) {
+                return null; // the pass failed: the backoff starts with the next poll()
+            }
             if (!out.isEmpty()) {
                 if (transactions != null) {
                     // one list, one transaction; never a batch-level commit or an abort (docs/exactly-once.md, 3.2)
@@ -169,6 +178,20 @@ public class OutboxRelayTask extends SourceTask {
                 }
                 return out;
             }
+            waitMs = idleWaitMs(clock.millis());
+        }
+        if (waitMs != NO_WAIT) {
+            wake.await(waitMs);
+        }
+        return null;
+    }
+
+    /** One pass; when it fails, the backoff it calls for is set and null returned. */
+    private List<SourceRecord> passOrBackOff(long now) {
+        try {
+            List<SourceRecord> out = pass(now);
+            failures.passed();
+            return out;
         } catch (SQLException e) {
             backoffUntil = clock.millis() + failures.backOffMs(e, clock.millis());
             leases.passFailed();
@@ -176,15 +199,20 @@ public class OutboxRelayTask extends SourceTask {
             pacer.request(backoffUntil);
             return null;
         }
-        now = clock.millis();
+    }
+
+    /**
+     * How long a poll() that returns nothing waits for a wake-up ({@link #NO_WAIT}: it returns at once): the
+     * pacer's wait, which a settled row or a NOTIFY cuts short.
+     */
+    private long idleWaitMs(long now) {
         boolean room = hasRoom();
         // set before the look at settled rows below: one settled after that look signals the wait
         wakeOnSettle = !room || pacer.state() != ClaimPacer.State.ACTIVE;
         if (!room && held.hasSettledRows()) {
-            return null; // rows settled during the pass: the next one makes room
+            return NO_WAIT; // rows settled during the pass: the next one makes room
         }
-        wake.await(pacer.waitMs(now, room));
-        return null;
+        return pacer.waitMs(now, room);
     }
 
     /**
@@ -200,18 +228,18 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     private List<SourceRecord> pass(long now) throws SQLException {
-        if (!firstPassDone) {
-            firstPass();
-        }
         // first: whatever fails later in this pass, the rows this task holds keep their leases
         leases.maybeExtend(now);
+        if (!firstPassDone) {
+            firstPass(); // holds nothing yet: the leases above had none to keep
+        }
         if (failures.failing()) {
             writes.recoverLostLeases();
         }
         writes.settle();
         maintenance.run(now);
         boolean room = hasRoom();
-        if (held.hasStampsDue() && pacer.state() != ClaimPacer.State.ACTIVE) {
+        if (held.has(HeldRow.State.ACKED) && pacer.state() != ClaimPacer.State.ACTIVE) {
             pacer.request(now + pacer.paceMs()); // an active task stamps with its next claim, at most a pace away
         }
         List<SourceRecord> out = new ArrayList<>();
@@ -221,11 +249,12 @@ public class OutboxRelayTask extends SourceTask {
                 metrics.sweep();
             }
             claims.run(out, now, claim);
-        } else if (!room && held.hasStampsDue() && now >= nextStampAloneAt) {
+        } else if (!room && held.has(HeldRow.State.ACKED) && now >= nextStampAloneAt) {
             // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
             nextStampAloneAt = now + pacer.paceMs();
             writes.stampAlone();
         }
+        replays.run(out, now); // after the live claim, one chunk at most: live traffic keeps flowing
         // after the claim, which may fail: rows poisoned by settle() or the claim are described once this
         // pass has nothing left to throw
         out.addAll(poisonRecords.drain());
@@ -266,6 +295,8 @@ public class OutboxRelayTask extends SourceTask {
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
         if (record instanceof OutboxRecord r) {
             held.acknowledged(r, metadata);
+        } else if (record instanceof ReplayRecord r) {
+            replays.acknowledged(r, metadata);
         }
     }
 
@@ -303,6 +334,7 @@ public class OutboxRelayTask extends SourceTask {
             log.warn("Could not release leases on stop ({}); they expire after {} ms and are claimed again",
                 e.getMessage(), config.connector().lease().toMillis());
         } finally {
+            replays.stop();
             backend.close();
         }
         log.info("Outbox relay task {} stopped: {}", config.leaseOwner(), metrics.summary());
@@ -315,7 +347,7 @@ public class OutboxRelayTask extends SourceTask {
         }
         maintenanceThread.shutdownNow();
         try {
-            if (!maintenanceThread.awaitTermination(2, TimeUnit.SECONDS)) {
+            if (!maintenanceThread.awaitTermination(MAINTENANCE_STOP_GRACE_MS, TimeUnit.MILLISECONDS)) {
                 log.info("A housekeeping round (backlog probe or retention) was still running at stop; it is cut off");
             }
         } catch (InterruptedException e) {

@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.TaskIdentityKeys;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,7 +91,7 @@ public class OutboxSourceConnector extends SourceConnector {
         ExactlyOnceRules.check(connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
             new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
-                connectorConfigs.getOrDefault("name", "outbox")).check(result);
+                TaskIdentityKeys.connectorName(connectorConfigs)).check(result);
         }
         return result;
     }

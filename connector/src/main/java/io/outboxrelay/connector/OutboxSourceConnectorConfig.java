@@ -31,6 +31,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String NOTIFY_CHANNEL = "outbox.notify.channel";
     public static final String SWEEP_INTERVAL_MS = "outbox.sweep.interval.ms";
     public static final String POLL_INTERVAL_MS = "outbox.poll.interval.ms";
+    public static final String REPLAY_CHECK_INTERVAL_MS = "outbox.replay.check.interval.ms";
     public static final String LINGER_MS = "outbox.linger.ms";
     public static final String FANNED_CHANNEL = "outbox.fanned.channel";
     public static final String POISON_TOPIC = "outbox.poison.topic";
@@ -147,6 +148,11 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     public Duration pollInterval() {
         return Duration.ofMillis(getLong(POLL_INTERVAL_MS));
+    }
+
+    /** How often a task that serves no replay request looks for one; zero: replay is off (docs/replay.md). */
+    public Duration replayCheckInterval() {
+        return Duration.ofMillis(getLong(REPLAY_CHECK_INTERVAL_MS));
     }
 
     public long lingerMs() {

@@ -22,7 +22,7 @@ public class OutboxSourceTask extends SourceTask {
 
     @Override
     public void start(Map<String, String> props) {
-        String kind = props.getOrDefault(OutboxSourceTaskConfig.TASK_KIND, OutboxSourceTaskConfig.KIND_RELAY);
+        String kind = OutboxSourceTaskConfig.kind(props);
         delegate = OutboxSourceTaskConfig.KIND_MENTIONS.equals(kind) ? new MentionRecoveryTask() : new OutboxRelayTask();
         delegate.initialize(context);
         delegate.start(props);

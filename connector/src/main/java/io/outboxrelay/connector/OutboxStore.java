@@ -71,6 +71,14 @@ interface OutboxStore {
     /** Deletes up to {@code limit} fanned rows older than {@code retentionMs}; returns how many. */
     int deleteRetained(long retentionMs, int limit) throws SQLException;
 
+    /**
+     * The upkeep of a table partitioned by day with migration V5 (partitions ahead, retention by partition);
+     * null for a plain table.
+     */
+    default PartitionUpkeep partitions() throws SQLException {
+        return null;
+    }
+
     /** Why this connector must not relay the table (another running connector serves other subscriptions), or null. */
     String tableShareConflict() throws SQLException;
 

@@ -40,7 +40,11 @@ interface RecordOffsets {
 
     /** Offsets nobody reads back: the row's seq, in the table's partition. */
     static RecordOffsets informational(String table) {
-        Map<String, Object> partition = Map.of("outbox", table);
+        return seqIn(Map.of("outbox", table));
+    }
+
+    /** Each record's offset is the seq of the row it is about, in {@code partition}. */
+    static RecordOffsets seqIn(Map<String, Object> partition) {
         return new RecordOffsets() {
             @Override
             public Map<String, ?> partition() {

@@ -13,6 +13,11 @@ import io.outboxrelay.common.PostgresListener;
 interface RelayBackend extends AutoCloseable {
     OutboxStore store();
 
+    /** The table's replay requests (docs/replay.md); none by default. */
+    default ReplayStore replays() {
+        return ReplayStore.NONE;
+    }
+
     /** Asks the LISTEN session, if there is one, to prove at once that it is alive. */
     default void checkListener() {
     }
@@ -49,7 +54,10 @@ interface RelayBackend extends AutoCloseable {
             listener.start();
         }
         PostgresListener listening = listener;
-        return of(store, () -> {
+        ReplayStore replays = new JdbcReplayStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
+            store.owner(), connector.subscriptions().stream().map(Subscription::name).toList(),
+            connector.lease().toMillis(), connector.maxRecordBytes());
+        return of(store, replays, () -> {
             if (listening != null) {
                 listening.checkAlive();
             }
@@ -68,10 +76,20 @@ interface RelayBackend extends AutoCloseable {
 
     /** The same, whose {@link #checkListener} runs {@code checkListener}. */
     static RelayBackend of(OutboxStore store, Runnable checkListener, Runnable onClose) {
+        return of(store, ReplayStore.NONE, checkListener, onClose);
+    }
+
+    /** The same, with the replay requests {@code replays}. */
+    static RelayBackend of(OutboxStore store, ReplayStore replays, Runnable checkListener, Runnable onClose) {
         return new RelayBackend() {
             @Override
             public OutboxStore store() {
                 return store;
+            }
+
+            @Override
+            public ReplayStore replays() {
+                return replays;
             }
 
             @Override

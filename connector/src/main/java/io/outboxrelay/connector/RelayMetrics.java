@@ -23,6 +23,7 @@ final class RelayMetrics {
     private final Sensor retriedRows;
     private final Sensor leaseExpiries;
     private final Sensor retainedRows;
+    private final Sensor droppedPartitions;
     private final Sensor notifyWakeups;
     private final Sensor sweeps;
     private final Sensor claimMs;
@@ -35,6 +36,7 @@ final class RelayMetrics {
     final AtomicLong oldestAgeMs = new AtomicLong(-1);
     /** The seq of the last poisoned row that released its subject under outbox.ordering=strict; -1 until one. */
     final AtomicLong lastReleasedSeq = new AtomicLong(-1);
+    final AtomicLong partitionsKept = new AtomicLong();
 
     RelayMetrics() {
         this(Time.SYSTEM);
@@ -52,6 +54,7 @@ final class RelayMetrics {
         leaseExpiries = stats.total("lease-expiries", "Rows claimed after another claimer's lease on them expired (it"
             + " died or stalled past outbox.lease.ms)");
         retainedRows = stats.total("rows-retained-deleted", "Fanned rows deleted by retention");
+        droppedPartitions = stats.total("partitions-dropped", "Partitions of a partitioned outbox dropped by retention");
         claimMs = stats.durations("claim-latency", "Duration of the last claim statement", "Longest claim statement");
         stampMs = stats.durations("stamp-latency", "Duration of the last stamp transaction",
             "Longest stamp transaction");
@@ -104,6 +107,14 @@ final class RelayMetrics {
         retainedRows.record(rows);
     }
 
+    /** A retention round on a partitioned outbox: partitions it dropped, and those past retention it kept. */
+    void partitionsRetained(int dropped, int kept) {
+        if (dropped > 0) {
+            droppedPartitions.record(dropped);
+        }
+        partitionsKept.set(kept);
+    }
+
     void notifyWakeup() {
         notifyWakeups.record();
     }
@@ -134,6 +145,9 @@ final class RelayMetrics {
             m.put("backlog-rows", new Metric("Rows waiting to be fanned out (not fanned, not poisoned), table-wide;"
                 + " published by relay task 0 only; refreshed every 10 s; counted up to 100000, PostgreSQL's estimate"
                 + " above; -1 until first read", backlog::get));
+            m.put("partitions-kept", new Metric("Partitions of a partitioned outbox past outbox.retention.ms that"
+                + " retention keeps, as they hold a pending or poisoned row; published by relay task 0 only",
+                partitionsKept::get));
             m.put("oldest-unfanned-age-ms", new Metric("Age of the oldest row waiting to be fanned out, table-wide;"
                 + " published by relay task 0 only; 0 when none", oldestAgeMs::get));
         }

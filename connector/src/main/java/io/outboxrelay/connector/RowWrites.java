@@ -2,7 +2,9 @@ package io.outboxrelay.connector;
 
 import java.sql.SQLException;
 import java.time.Clock;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,6 +18,8 @@ final class RowWrites {
     private static final Logger log = LoggerFactory.getLogger(RowWrites.class);
     /** Covers a database clock a little ahead of the worker's when a released row falls due. */
     private static final long RETRY_CLOCK_MARGIN_MS = 100;
+    /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
+    private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
 
     private final OutboxStore store;
     private final HeldRows held;
@@ -26,6 +30,11 @@ final class RowWrites {
     private final Clock clock;
     private final String wakeChannel;
     private final StrictOrder order;
+    /**
+     * Rows whose lost claim result this incarnation gave the attempt back for already (once per row); they are
+     * no longer held, so this is the recovery's memory, not a state of {@link HeldRows}.
+     */
+    private final Set<Long> attemptReturned = new HashSet<>();
 
     /**
      * @param wakeChannel the channel to NOTIFY after leases were given back at stop; null with LISTEN off
@@ -45,29 +54,17 @@ final class RowWrites {
     }
 
     /**
-     * Writes what failed: failed rows are poisoned at their last attempt and otherwise released with a
-     * backoff; acknowledged rows wait for the next claim's stamp.
+     * Takes in the rows that settled and writes what failed: failed rows are poisoned at their last attempt and
+     * otherwise released with a backoff; acked rows wait for the next claim's stamp.
      */
     void settle() throws SQLException {
-        for (PendingRow row : held.settle()) {
-            String poison = rules.poisonAfterFailure(row);
-            if (poison != null) {
-                held.poisonLater(row.seq(), poison);
-            } else {
-                long delay = rules.retryDelayMs(row);
-                held.releaseLater(row, delay);
-                log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
-                    row.seq(), row.row().id(), row.row().attempts(), rules.maxAttempts(), row.failure(), delay);
-            }
-        }
-        if (!held.hasFailuresDue()) {
-            return;
-        }
+        held.settle(this::afterFailure);
         poisonings();
-        List<OutboxStore.Release> releases = held.releasesToWrite();
-        if (!releases.isEmpty()) {
-            store.release(releases);
-            held.releasesWritten();
+        List<OutboxStore.Release> releases = held.flush(HeldRows.RELEASES, r -> {
+            store.release(r);
+            return r;
+        });
+        if (releases != null) {
             // the database's next_attempt_at was set during the statement: look no earlier than after it
             long releasedAt = clock.millis() + RETRY_CLOCK_MARGIN_MS;
             releases.forEach(r -> pacer.retryAt(releasedAt + r.delayMs()));
@@ -75,25 +72,32 @@ final class RowWrites {
         }
     }
 
-    /** The acknowledged rows no claim carried yet, stamped on their own (at stop, or while no claim can run). */
+    /** The poison-or-retry rule: what becomes of a row a record of which failed. */
+    private HeldRow afterFailure(PendingRow row) {
+        String poison = rules.poisonAfterFailure(row);
+        if (poison != null) {
+            return HeldRow.toPoison(row.seq(), poison);
+        }
+        long delay = rules.retryDelayMs(row);
+        log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
+            row.seq(), row.row().id(), row.row().attempts(), rules.maxAttempts(), row.failure(), delay);
+        return HeldRow.toRelease(new OutboxStore.Release(row.seq(), false, delay, row.failure()));
+    }
+
+    /** The acked rows no claim carried yet, stamped on their own (at stop, or while no claim can run). */
     void stampAlone() throws SQLException {
-        List<OutboxStore.Stamp> stamps = held.stampsToWrite();
-        if (!stamps.isEmpty()) {
+        if (held.has(HeldRow.State.ACKED)) {
             long start = clock.millis();
-            int stamped = store.stamp(stamps);
-            held.stamped();
-            metrics.stamped(stamped, clock.millis() - start);
+            metrics.stamped(held.flush(HeldRows.STAMPS, store::stamp), clock.millis() - start);
         }
     }
 
     /** Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. */
     void poisonings() throws SQLException {
-        List<OutboxStore.Poison> poisons = held.poisonsToWrite();
-        if (poisons.isEmpty()) {
+        List<PoisonedRow> poisoned = held.flush(HeldRows.POISONS, store::poison);
+        if (poisoned == null) {
             return;
         }
-        List<PoisonedRow> poisoned = store.poison(poisons);
-        held.poisonsWritten();
         for (PoisonedRow p : poisoned) {
             log.error("Poisoned outbox row seq={} id={} type={} after {} attempts: {}. It is left out of every"
                 + " claim; SELECT events_requeue({}) puts it back in line.", p.seq(), p.id(), p.type(),
@@ -112,12 +116,15 @@ final class RowWrites {
         giveBackLostClaims();
         // the attempt of a lost claim's rows is given back (a flapping database must not push good rows
         // towards poisoning), but once per row: rows whose claims keep losing their result keep counting
-        List<OutboxStore.TakenBack> takenBack = store.takeBackUnknownLeases(held.seqs(), held.attemptReturnedOnce());
+        if (attemptReturned.size() > MAX_ATTEMPTS_RETURNED_REMEMBERED) {
+            attemptReturned.clear();
+        }
+        List<OutboxStore.TakenBack> takenBack = store.takeBackUnknownLeases(held.seqs(), attemptReturned);
         for (OutboxStore.TakenBack row : takenBack) {
-            held.attemptReturned(row.seq());
+            attemptReturned.add(row.seq());
             String reason = rules.unreadPastLimit(row.seq(), row.attempts());
             if (reason != null) {
-                held.poisonLater(row.seq(), reason);
+                held.poison(row.seq(), reason);
             }
         }
         if (!takenBack.isEmpty()) {
@@ -128,13 +135,16 @@ final class RowWrites {
         poisonings();
     }
 
-    /** Rows of a claim that failed before they reached Connect: never attempted as far as Connect knows. */
-    private void giveBackLostClaims() throws SQLException {
-        List<OutboxStore.Release> lost = held.claimsLostToGiveBack();
-        if (!lost.isEmpty()) {
+    /**
+     * Rows of a claim that failed before they reached Connect: never attempted as far as Connect knows.
+     *
+     * @return whether there were any
+     */
+    private boolean giveBackLostClaims() throws SQLException {
+        return held.flush(HeldRows.LOST_CLAIMS, lost -> {
             store.release(lost);
-            held.claimsLostGivenBack();
-        }
+            return lost;
+        }) != null;
     }
 
     /**
@@ -144,16 +154,18 @@ final class RowWrites {
      * consumer may see them twice.
      */
     void releaseAtStop() throws SQLException {
-        boolean lostClaims = !held.claimsLostToGiveBack().isEmpty();
-        giveBackLostClaims();
-        List<OutboxStore.Release> inFlight = held.inFlightAtStop();
+        boolean lostClaims = giveBackLostClaims();
+        List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
+            if (!releases.isEmpty()) {
+                store.release(releases);
+            }
+            return releases;
+        });
         if (!inFlight.isEmpty()) {
-            store.release(inFlight);
             log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
                 + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
                 inFlight.stream().filter(r -> !r.returnAttempt()).count());
         }
-        held.clearInFlight();
         if ((lostClaims || !inFlight.isEmpty()) && wakeChannel != null) {
             try {
                 store.wake(wakeChannel);
@@ -167,21 +179,25 @@ final class RowWrites {
     /**
      * At stop with connector-defined transaction boundaries: lost claims given back, and the rows still in flight
      * keep their lease (their transaction may have committed: the next incarnation reconciles, then takes them
-     * over), their attempt returned as {@link HeldRows#inFlightAtStop} says (docs/exactly-once.md, 3.7).
+     * over), their attempt returned as {@link AttemptAtStop} says (docs/exactly-once.md, 3.7).
      */
     void keepLeasesAtStop() throws SQLException {
         giveBackLostClaims();
-        List<OutboxStore.Release> inFlight = held.inFlightAtStop();
-        List<Long> returned = inFlight.stream().filter(OutboxStore.Release::returnAttempt).map(OutboxStore.Release::seq)
-            .toList();
-        if (!returned.isEmpty()) {
-            store.returnAttempts(returned);
-        }
+        List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
+            List<Long> returned = returnedAttempts(releases);
+            if (!returned.isEmpty()) {
+                store.returnAttempts(returned);
+            }
+            return releases;
+        });
         if (!inFlight.isEmpty()) {
             log.info("Kept the leases of {} rows still in flight at stop, their transaction's outcome unknown here;"
                 + " the next start of this task stamps those a committed offset names and produces the others ({}"
-                + " of them got their attempt back)", inFlight.size(), returned.size());
+                + " of them got their attempt back)", inFlight.size(), returnedAttempts(inFlight).size());
         }
-        held.clearInFlight();
+    }
+
+    private static List<Long> returnedAttempts(List<OutboxStore.Release> releases) {
+        return releases.stream().filter(OutboxStore.Release::returnAttempt).map(OutboxStore.Release::seq).toList();
     }
 }

@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.NamedSql;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -117,9 +118,9 @@ final class SharedTableGuard {
      */
     String conflict(Connection c) throws SQLException {
         List<String> names = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT DISTINCT application_name FROM pg_stat_activity"
-            + " WHERE datname = current_database() AND starts_with(application_name, ?)")) {
-            ps.setString(1, PREFIX);
+        NamedSql.Bindable sql = JdbcOutboxStore.SQL.bindable("RelaySessionNames", "");
+        try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+            sql.set(ps, "prefix", PREFIX);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     names.add(rs.getString(1));

@@ -28,16 +28,10 @@ final class StrictOrderIndexCheck {
     static void check(Connection c, Config result, String quotedTable, String subjectColumn, Set<String> claimPredicate,
                       Function<String, Set<String>> conjuncts) throws SQLException {
         boolean indexed = false;
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i"
-            + " WHERE i.indrelid = ?::regclass AND i.indisvalid AND i.indpred IS NOT NULL AND i.indnkeyatts >= 2"
-            + " AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = ?)"
-            + " AND i.indkey[1] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')")) {
-            ps.setString(1, quotedTable);
-            ps.setString(2, subjectColumn);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next() && !indexed) {
-                    indexed = claimPredicate.equals(conjuncts.apply(rs.getString(1)));
-                }
+        try (PreparedStatement ps = OutboxLiveValidator.prepare(c, "SubjectSeqIndexPredicates", quotedTable);
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next() && !indexed) {
+                indexed = subjectColumn.equals(rs.getString(1)) && claimPredicate.equals(conjuncts.apply(rs.getString(2)));
             }
         }
         if (!indexed) {

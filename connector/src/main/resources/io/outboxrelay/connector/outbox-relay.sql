@@ -9,12 +9,17 @@
 -- the watched transactions) make a custom plan look cheaper for each size, so by default PostgreSQL plans
 -- that statement again at every execution, which measured 2.4x its cost for an empty pass. A generic plan is
 -- kept as long as the session lives, so it must not depend on how big the table was when it was made: on a
--- table of a few rows (a fresh table, one just emptied by retention, statistics not yet taken) a sequential
--- scan looks cheaper than the claim's partial index, and that plan then read the whole table at every claim
--- as it grew (measured: 24 ms a claim after a minute at 500 events/s). With sequential scans off the claim
--- reads the partial index in seq order and the stamp and the updates find rows by seq, whatever the size;
--- a statement with no index to use still scans.
-SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off;
+-- table of a few rows (a fresh table, one just emptied by retention, statistics not yet taken) every way to
+-- read it looks alike, and the plan chosen then is kept as the table grows. Measured at 500 events/s, one
+-- minute into a fresh table: a sequential scan of the whole table at every claim (24 ms a claim); with that
+-- turned off, the stamp's join to its seqs read the whole primary key instead (13,600 buffers, 25 ms), and
+-- the claim read the partial index as a bitmap, which sorts every entry, dead ones included, before the
+-- limit applies. So the sessions take only plans that stay right at any size: no sequential scan, no bitmap
+-- (the claim reads the partial index in seq order, stops at the limit and marks dead entries as it passes
+-- them), and every statement that joins the table to a list of seqs also says seq = ANY(those seqs), so the
+-- table is read through its primary key for exactly those rows whatever join the plan makes
+-- (JdbcOutboxStoreIT checks the claim's plan). A statement with no index to use still scans.
+SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off;
 
 -- name: ClaimRows
 -- One round trip of a relay task (docs/wakeup.md): stamps the rows it holds that were acknowledged, claims
@@ -63,7 +68,7 @@ WITH s AS (
   UPDATE {table} e
      SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
     FROM unnest(:stamp_seqs::bigint[], :stamp_fanouts::jsonb[]) AS x(seq, fanout)
-   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL
+   WHERE e.seq = x.seq AND e.seq = ANY(:stamp_seqs::bigint[]) AND e.fanned_out_at IS NULL
   RETURNING 1),
 st AS (SELECT count(*) AS stamped FROM s),
 rc AS (SELECT count(*) AS sent
@@ -105,7 +110,7 @@ u AS (
      SET lease_owner = :owner, lease_until = now() + :lease_ms::bigint * interval '1 millisecond',
          attempts = e.attempts + 1
     FROM p
-   WHERE e.seq = p.seq
+   WHERE e.seq = p.seq AND e.seq = ANY(ARRAY(SELECT p.seq FROM p))
   RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject, p.payload, p.headers,
             e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error, p.prev_lease, p.found, p.bytes),
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
@@ -159,7 +164,8 @@ UPDATE {table} e
        last_error = COALESCE(x.error, e.last_error)
   FROM unnest(:seqs::bigint[], :givebacks::int[], :delays_ms::bigint[], :errors::text[])
        AS x(seq, giveback, delay_ms, error)
- WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL AND e.lease_owner = :owner;
+ WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+   AND e.lease_owner = :owner;
 
 -- name: ReturnAttemptKeepLease
 -- At a stop with connector-defined transaction boundaries (docs/exactly-once.md, 3.7): rows still in flight
@@ -188,7 +194,8 @@ SELECT seq, {col.type}, {col.id}::text, fanned_out_at IS NOT NULL,
 UPDATE {table} e
    SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
   FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
- WHERE e.seq = x.seq AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+ WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.lease_owner = :owner AND e.fanned_out_at IS NULL
+   AND e.poisoned_at IS NULL
 RETURNING e.{col.id}::text;
 
 -- name: NotifyReceipts
@@ -203,7 +210,7 @@ WITH p AS (
   UPDATE {table} e
      SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
     FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
-   WHERE e.seq = x.seq AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+   WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
   RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),
@@ -240,11 +247,11 @@ SELECT pg_notify(:channel, '');
 UPDATE {table} e
    SET lease_owner = NULL, lease_until = NULL,
        attempts = CASE WHEN e.seq = ANY(:keep_attempt::bigint[]) THEN e.attempts ELSE GREATEST(e.attempts - 1, 0) END
-  FROM (SELECT w.seq FROM (SELECT seq, lease_owner FROM {table}
-                            WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
-                            ORDER BY seq LIMIT :examine) w
-         WHERE w.lease_owner = :owner AND NOT (w.seq = ANY(:held::bigint[]))) x
- WHERE e.seq = x.seq AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+ WHERE e.seq = ANY(ARRAY(SELECT w.seq FROM (SELECT seq, lease_owner FROM {table}
+                                              WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
+                                              ORDER BY seq LIMIT :examine) w
+                           WHERE w.lease_owner = :owner AND NOT (w.seq = ANY(:held::bigint[]))))
+   AND e.lease_owner = :owner AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
 RETURNING e.seq, e.attempts;
 
 -- name: Backlog
@@ -268,9 +275,21 @@ SELECT CASE WHEN b.n < :exact_max THEN b.n
 -- Retention: one small batch of fanned rows older than the cutoff. SKIP LOCKED keeps it off rows a
 -- claim or stamp holds; poisoned and un-fanned rows are never touched.
 DELETE FROM {table}
- WHERE seq IN (SELECT seq FROM {table}
-                WHERE fanned_out_at IS NOT NULL AND fanned_out_at < now() - :retention_ms::bigint * interval '1 millisecond'
-                  AND poisoned_at IS NULL
-                ORDER BY seq
-                LIMIT :limit
-                FOR UPDATE SKIP LOCKED);
+ WHERE seq = ANY(ARRAY(SELECT seq FROM {table}
+                        WHERE fanned_out_at IS NOT NULL
+                          AND fanned_out_at < now() - :retention_ms::bigint * interval '1 millisecond'
+                          AND poisoned_at IS NULL
+                        ORDER BY seq
+                        LIMIT :limit
+                        FOR UPDATE SKIP LOCKED));
+
+-- name: RelaySessionNames
+-- The application names of this database's relay sessions (SharedTableGuard): :prefix is the names' prefix,
+-- after which each announces its table, records and connector.
+SELECT DISTINCT application_name FROM pg_stat_activity
+ WHERE datname = current_database() AND starts_with(application_name, :prefix);
+
+-- name: AdvanceNotifyQueueTail
+-- Moves the server's NOTIFY queue tail past what every listener has read and returns how full it is (0 to 1)
+-- (NotifyQueue.advanceTail).
+SELECT pg_notification_queue_usage();

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * ClaimRows as a server-side prepared statement, for tests that read its plan: PREPARE with the relay's own text
@@ -28,9 +29,14 @@ final class ClaimStatement {
 
     /** PREPAREs ClaimRows as {@code name} in the session of {@code st}. */
     static void prepare(Statement st, String name) throws SQLException {
+        prepare(st, name, UnaryOperator.identity());
+    }
+
+    /** The same with {@code edit} applied to the statement's text first. */
+    static void prepare(Statement st, String name, UnaryOperator<String> edit) throws SQLException {
         StringBuilder numbered = new StringBuilder();
         int n = 0;
-        for (char ch : CLAIM.sql().toCharArray()) {
+        for (char ch : edit.apply(CLAIM.sql()).toCharArray()) {
             if (ch == '?') {
                 numbered.append('$').append(++n);
             } else {

@@ -55,7 +55,7 @@ public final class ConfigReference {
                 + "Working examples: [config-examples/](../config-examples/README.md).\n");
         for (String group : def.groups()) {
             List<ConfigKey> keys = def.configKeys().values().stream()
-                .filter(k -> group.equals(k.group))
+                .filter(k -> group.equals(k.group) && !k.internalConfig) // internal keys are not the user's
                 .sorted(Comparator.comparingInt((ConfigKey k) -> k.orderInGroup).thenComparing(k -> k.name))
                 .toList();
             md.append("\n## ").append(group).append("\n\n")

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
 import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -14,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,14 +30,14 @@ import org.junit.jupiter.api.Test;
  * notify again. Each test fills the queue and leaves it with room.
  */
 class NotifyQueueFullIT {
-    private static ExtraPostgres server;
+    private static LocalPostgres server;
     private static TestDatabase db;
     private static HikariDataSource pool;
 
     @BeforeAll
     static void start() {
-        server = ExtraPostgres.start(Map.of("max_notify_queue_pages", "64"), null);
-        db = server.createDatabase("queuefull", "");
+        server = new PostgresBuilder().setting("max_notify_queue_pages", "64").start();
+        db = PostgresServer.of(server).createDatabase("queuefull", "");
         pool = db.pool("queue-full-it", 4);
     }
 

@@ -12,7 +12,7 @@ class RelayMetricsTest {
     /** The names the monitoring kit, the README and the operators' dashboards read. */
     private static final String[] PER_TASK = {"rows-claimed-total", "rows-claimed-rate", "rows-fanned-total",
         "rows-fanned-rate", "rows-poisoned-total", "rows-poisoned-rate", "rows-failed-total", "rows-retried-total",
-        "lease-expiries-total", "rows-retained-deleted-total", "rows-in-flight", "claim-latency-last-ms",
+        "lease-expiries-total", "rows-retained-deleted-total", "partitions-dropped-total", "rows-in-flight", "claim-latency-last-ms",
         "claim-latency-max-ms", "claim-size", "claim-size-max", "stamp-latency-last-ms", "stamp-latency-max-ms",
         "notify-wakeups-total", "sweeps-total", "strict-subjects-released-total", "strict-last-released-seq"};
 
@@ -23,7 +23,7 @@ class RelayMetricsTest {
     void publishesTheNamesItAlwaysHadAndTheTableWideOnesFromOneTaskOnly() {
         assertThat(metrics.gauges(() -> 0, false)).containsOnlyKeys(PER_TASK);
         assertThat(metrics.gauges(() -> 0, true)).containsKeys(PER_TASK)
-            .containsKeys("backlog-rows", "oldest-unfanned-age-ms").hasSize(PER_TASK.length + 2);
+            .containsKeys("backlog-rows", "oldest-unfanned-age-ms", "partitions-kept").hasSize(PER_TASK.length + 3);
     }
 
     @Test

@@ -26,7 +26,7 @@ final class MentionDatabase implements AutoCloseable {
      */
     static MentionRecoveryTask.OpenedDatabase open(MentionRecoveryConfig config, ScanTrigger trigger) {
         ConnectionSettings settings = config.connectionSettings();
-        String taskId = config.connectorSetting("task.id");
+        String taskId = config.taskId(null);
         HikariDataSource pool = PostgresDataSources.pool(settings, POOL_SIZE,
             MentionRecoveryConfig.APPLICATION_NAME + (taskId == null ? "" : "-" + taskId));
         // a NOTIFY asks for a pass, and so does LISTEN taking effect (at start, after the START pass may

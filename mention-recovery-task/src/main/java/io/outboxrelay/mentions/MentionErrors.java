@@ -1,6 +1,7 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.PostgresErrorClassifier;
+import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
 import org.apache.kafka.connect.errors.ConnectException;
 
@@ -19,7 +20,6 @@ final class MentionErrors {
     static final String MARK_GRANT_HINT = ". The role may not set the marker: run GRANT UPDATE (mentions_routed_at) "
         + "ON messages TO outbox_relay (as schemas/sql/mentions.sql does), make connection.user a member of "
         + "outbox_relay and restart the task, or set mentions.enabled=false";
-    private static final String INSUFFICIENT_PRIVILEGE = "42501";
 
     private MentionErrors() {
     }
@@ -37,7 +37,8 @@ final class MentionErrors {
         if (retriable(e)) {
             return base(what, e);
         }
-        String hint = state != null && state.startsWith("42") ? SCHEMA_HINT : PostgresErrorClassifier.hint(state);
+        String hint = SqlStates.inClass(state, SqlStates.SYNTAX_OR_ACCESS_CLASS) ? SCHEMA_HINT
+            : PostgresErrorClassifier.hint(state);
         return base(what, e) + hint;
     }
 
@@ -46,7 +47,7 @@ final class MentionErrors {
      * fails every pass would publish their mentions again. Names the grant when the privilege is missing.
      */
     static ConnectException markFailed(String what, SQLException e) {
-        String text = INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())
+        String text = SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)
             ? base(what, e) + MARK_GRANT_HINT
             : describe(what, e);
         return new ConnectException(text + ". The task stops rather than publish their mentions again every pass", e);

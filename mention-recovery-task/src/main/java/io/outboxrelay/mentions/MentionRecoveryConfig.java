@@ -2,6 +2,7 @@ package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.TaskIdentityKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -33,7 +34,9 @@ public final class MentionRecoveryConfig extends AbstractConfig {
     /** Application name the task's sessions show in {@code pg_stat_activity}. */
     public static final String APPLICATION_NAME = "outbox-relay-mentions";
 
-    public static final ConfigDef CONFIG_DEF = addTo(ConnectionConfigKeys.addTo(new ConfigDef()));
+    /** The task's own definition: the connection and mention keys, and (internal) what names the task. */
+    public static final ConfigDef CONFIG_DEF =
+        TaskIdentityKeys.addTo(addTo(ConnectionConfigKeys.addTo(new ConfigDef())));
 
     public MentionRecoveryConfig(Map<String, String> props) {
         super(CONFIG_DEF, props, false);
@@ -101,6 +104,16 @@ public final class MentionRecoveryConfig extends AbstractConfig {
     public Optional<String> notifyChannel() {
         String channel = getString(NOTIFY_CHANNEL);
         return channel == null || channel.isEmpty() ? Optional.empty() : Optional.of(channel);
+    }
+
+    /** The connector's name. */
+    public String connectorName() {
+        return TaskIdentityKeys.connectorName(this);
+    }
+
+    /** The task's number as text, or {@code whenUnset} for a task started without one. */
+    public String taskId(String whenUnset) {
+        return TaskIdentityKeys.taskId(this, whenUnset);
     }
 
     public ConnectionSettings connectionSettings() {

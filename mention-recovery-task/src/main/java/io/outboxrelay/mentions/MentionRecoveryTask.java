@@ -135,8 +135,8 @@ public class MentionRecoveryTask extends SourceTask {
         OpenedDatabase db = opener.open(config, trigger);
         store = db.store();
         resources = db.closer();
-        metricsRegistry = TaskMetricsRegistry.register(context, "mentions", props.getOrDefault("name", "outbox"),
-            props.getOrDefault("task.id", "0"), metrics.gauges());
+        metricsRegistry = TaskMetricsRegistry.register(context, "mentions", config.connectorName(),
+            config.taskId("0"), metrics.gauges());
         trigger.request(ScanTrigger.Kind.START);
         log.info("Mention recovery task started: topic {}, batch size {}, periodic scan every {} ms over messages "
                 + "older than {} ms, sessions live for {} ms, {}", config.topic(), config.batchSize(),

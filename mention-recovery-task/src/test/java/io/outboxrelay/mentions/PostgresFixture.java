@@ -1,6 +1,8 @@
 package io.outboxrelay.mentions;
 
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.ProjectFiles;
 import io.outboxrelay.testsupport.SqlScript;
 import java.sql.Connection;
@@ -11,23 +13,23 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * One embedded PostgreSQL per test class ({@link ExtraPostgres}), with helpers to create a fresh database,
+ * One embedded PostgreSQL per test class ({@link PostgresBuilder}), with helpers to create a fresh database,
  * apply the schema files, and log in as a least-privilege member of {@code outbox_relay}; test-only.
  */
 final class PostgresFixture implements AutoCloseable {
     static final String RELAY_USER = "relay_it";
     static final String RELAY_PASSWORD = "relay-it-pw";
 
-    private final ExtraPostgres pg;
+    private final LocalPostgres pg;
     private int databases;
 
     PostgresFixture() {
-        pg = ExtraPostgres.start(builder -> builder.setServerConfig("max_connections", "300"));
+        pg = new PostgresBuilder().maxConnections(300).start();
     }
 
     /** A new empty database; returns its JDBC URL (without credentials). */
     String createDatabase() {
-        return pg.createEmptyDatabase("mentions_it_" + (++databases), "").jdbcUrl();
+        return PostgresServer.of(pg).createEmptyDatabase("mentions_it_" + (++databases), "").jdbcUrl();
     }
 
     int port() {

@@ -1,6 +1,8 @@
 package io.outboxrelay.writer;
 
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.ProjectFiles;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.sql.Connection;
@@ -13,7 +15,7 @@ import java.util.List;
 import java.util.Properties;
 
 /**
- * One embedded PostgreSQL 17 per test class ({@link ExtraPostgres}) with {@code schemas/sql/outbox.sql}
+ * One embedded PostgreSQL 17 per test class ({@link PostgresBuilder}) with {@code schemas/sql/outbox.sql}
  * applied, and a stand-in for the relay's stamp that does exactly what the connector's {@code ClaimRows} stamp plus
  * {@code Notify} statements do: one set-based UPDATE guarded by {@code fanned_out_at IS NULL}, then, in
  * the same transaction, {@code pg_notify} with at most 200 comma-separated ids per notification.
@@ -21,17 +23,17 @@ import java.util.Properties;
 final class TestOutbox implements AutoCloseable {
     static final int IDS_PER_NOTIFY = 200;
 
-    private final ExtraPostgres server;
+    private final LocalPostgres server;
     private final TestDatabase db;
 
-    private TestOutbox(ExtraPostgres server, TestDatabase db) {
+    private TestOutbox(LocalPostgres server, TestDatabase db) {
         this.server = server;
         this.db = db;
     }
 
     static TestOutbox start() {
-        ExtraPostgres server = ExtraPostgres.start();
-        TestDatabase db = server.createEmptyDatabase("writer", "");
+        LocalPostgres server = new PostgresBuilder().start();
+        TestDatabase db = PostgresServer.of(server).createEmptyDatabase("writer", "");
         db.runScript(ProjectFiles.schemaFile("outbox.sql"));
         return new TestOutbox(server, db);
     }

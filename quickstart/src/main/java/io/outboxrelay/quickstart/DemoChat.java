@@ -26,11 +26,11 @@ final class DemoChat {
         "@triage please label the flaky test reports",
         "@pilot roll back eu-west if error rate stays above 2%");
 
-    private final QuickstartPostgres db;
+    private final QuickstartDatabase db;
     private final AtomicInteger messageSeq = new AtomicInteger();
     private ScheduledExecutorService timer;
 
-    DemoChat(QuickstartPostgres db) {
+    DemoChat(QuickstartDatabase db) {
         this.db = db;
     }
 

@@ -33,7 +33,7 @@ final class DemoEventWriter {
     private static final int CUSTOMERS = 20;
     private static final String[] NEXT = {"created", "paid", "shipped"};
 
-    private final QuickstartPostgres db;
+    private final QuickstartDatabase db;
     private final int eventsPerSecond;
     private final OutboxWriter outbox = new OutboxWriter();
     private final AtomicLong written = new AtomicLong();
@@ -45,7 +45,7 @@ final class DemoEventWriter {
     private long nextOrderId = 1000;
     private Thread thread;
 
-    DemoEventWriter(QuickstartPostgres db, int eventsPerSecond) {
+    DemoEventWriter(QuickstartDatabase db, int eventsPerSecond) {
         this.db = db;
         this.eventsPerSecond = eventsPerSecond;
     }

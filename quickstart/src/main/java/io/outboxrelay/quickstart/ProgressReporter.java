@@ -21,7 +21,7 @@ import java.util.TreeMap;
 final class ProgressReporter {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final QuickstartPostgres db;
+    private final QuickstartDatabase db;
     private final QuickstartKafka kafka;
     private final DemoEventWriter writer;
     private final List<Subscription> subscriptions;
@@ -33,7 +33,7 @@ final class ProgressReporter {
     private long windowFrom;
     private long windowTo;
 
-    ProgressReporter(QuickstartPostgres db, QuickstartKafka kafka, DemoEventWriter writer,
+    ProgressReporter(QuickstartDatabase db, QuickstartKafka kafka, DemoEventWriter writer,
                      List<Subscription> subscriptions, String mentionsTopic, PrintStream out) {
         this.db = db;
         this.kafka = kafka;

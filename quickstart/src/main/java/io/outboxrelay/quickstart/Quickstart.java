@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.outboxrelay.connector.OutboxSourceConnectorConfig;
 import io.outboxrelay.connector.Subscription;
 import io.outboxrelay.embedded.ConnectRestClient;
+import io.outboxrelay.embedded.EmbeddedWorker;
+import io.outboxrelay.embedded.WorkerProperties;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -26,15 +28,17 @@ import org.apache.kafka.common.utils.Exit;
  */
 public final class Quickstart {
     static final String CONNECTOR = "quickstart";
+    /** Connect's usual REST port, when it is free, so the printed curl commands stay the same from run to run. */
+    static final int REST_PORT = 8083;
     static final int CHAT_PERIOD_SECONDS = 10;
 
     private final QuickstartOptions options;
     private final PrintStream out;
     private volatile boolean stopRequested;
     private boolean stopped;
-    private QuickstartPostgres db;
+    private QuickstartDatabase db;
     private QuickstartKafka kafka;
-    private QuickstartConnect connect;
+    private EmbeddedWorker connect;
     private DemoEventWriter writer;
     private DemoChat chat;
     private ProgressReporter progress;
@@ -105,7 +109,7 @@ public final class Quickstart {
         long t = System.nanoTime();
         out.print("  PostgreSQL 17 ........ ");
         out.flush();
-        db = QuickstartPostgres.start();
+        db = QuickstartDatabase.start();
         db.applySchema(home);
         out.printf("port %d, schemas/sql/outbox.sql and mentions.sql applied (%s)%n", db.port(), since(t));
 
@@ -118,7 +122,9 @@ public final class Quickstart {
         t = System.nanoTime();
         out.print("  Kafka Connect ........ ");
         out.flush();
-        connect = QuickstartConnect.start(kafka.bootstrapServers());
+        Map<String, String> worker = WorkerProperties.distributed(kafka.bootstrapServers(), "quickstart-connect");
+        worker.put("offset.flush.interval.ms", "5000");
+        connect = EmbeddedWorker.start(worker, Ports.isFree(REST_PORT) ? REST_PORT : 0);
         out.printf("distributed worker, REST API %s (%s)%n", connect.restUrl(), since(t));
 
         chat = new DemoChat(db);
@@ -130,8 +136,8 @@ public final class Quickstart {
         out.flush();
         Map<String, String> config = ConnectorTemplate.load(template, Map.of(
             "QUICKSTART_DB_URL", db.jdbcUrl(),
-            "QUICKSTART_DB_USER", QuickstartPostgres.RELAY_ROLE,
-            "QUICKSTART_DB_PASSWORD", QuickstartPostgres.RELAY_PASSWORD));
+            "QUICKSTART_DB_USER", QuickstartDatabase.RELAY_ROLE,
+            "QUICKSTART_DB_PASSWORD", QuickstartDatabase.RELAY_PASSWORD));
         OutboxSourceConnectorConfig parsed = new OutboxSourceConnectorConfig(config);
         subscriptions = parsed.subscriptions();
         MentionRecoveryConfig mentions = new MentionRecoveryConfig(config);
@@ -177,7 +183,7 @@ public final class Quickstart {
         out.println("Where things are");
         out.println("  Connect REST API   " + connect.restUrl());
         out.println("  PostgreSQL         " + db.jdbcUrl() + "  (user postgres, no password; the connector logs"
-            + " in as '" + QuickstartPostgres.RELAY_ROLE + "', a member of outbox_relay)");
+            + " in as '" + QuickstartDatabase.RELAY_ROLE + "', a member of outbox_relay)");
         out.println("  Kafka              " + kafka.bootstrapServers());
         out.println("  Logs               " + System.getProperty("quickstart.log", "target/quickstart.log"));
         out.println("Try, in another terminal (psql is not bundled: any PostgreSQL client works)");

@@ -1,8 +1,11 @@
 package io.outboxrelay.testsupport;
 
+import io.outboxrelay.postgres.LocalPostgres;
+
 /**
  * A PostgreSQL server the tests make databases on: the shared one ({@link TestPostgres}), whichever
- * backend started it, or one of a test's own ({@link ExtraPostgres}).
+ * backend started it, or one a test started itself with {@link io.outboxrelay.postgres.PostgresBuilder}
+ * ({@link #of}).
  */
 public interface PostgresServer extends AutoCloseable {
     String jdbcUrl(String database);
@@ -14,6 +17,31 @@ public interface PostgresServer extends AutoCloseable {
 
     @Override
     void close();
+
+    /** The databases of a server started with {@link io.outboxrelay.postgres.PostgresBuilder}; closing it stops it. */
+    static PostgresServer of(LocalPostgres server) {
+        return new PostgresServer() {
+            @Override
+            public String jdbcUrl(String database) {
+                return server.jdbcUrl(database);
+            }
+
+            @Override
+            public String user() {
+                return server.user();
+            }
+
+            @Override
+            public String password() {
+                return null;
+            }
+
+            @Override
+            public void close() {
+                server.close();
+            }
+        };
+    }
 
     /** A new database with no schema file applied; {@code urlParams} (or "") go on its JDBC URL. */
     default TestDatabase createEmptyDatabase(String name, String urlParams) {

@@ -1,12 +1,9 @@
 package io.outboxrelay.testsupport;
 
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
+import io.outboxrelay.postgres.PostgresBuilder;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipFile;
 
 /**
  * One real PostgreSQL server (PostgreSQL 17) for the whole test JVM; each test class gets a database of
@@ -56,25 +53,12 @@ public final class TestPostgres {
     }
 
     private static PostgresServer embeddedServer() {
+        PostgresBuilder builder = new PostgresBuilder().maxConnections(300).setting("wal_level", "logical");
         String binaries = System.getProperty(BINARIES_PROPERTY, "");
-        return ExtraPostgres.start(builder -> {
-            builder.setServerConfig("max_connections", "300").setServerConfig("wal_level", "logical");
-            if (!binaries.isBlank()) {
-                builder.setPgBinaryResolver((system, hardware) -> binaryArchive(Path.of(binaries), system, hardware));
-            }
-        });
-    }
-
-    /** The {@code postgres-<system>-<hardware>.txz} inside a zonky binaries jar, as zonky's own resolver names it. */
-    private static ByteArrayInputStream binaryArchive(Path jar, String system, String hardware) throws IOException {
-        String entry = String.format(Locale.ROOT, "postgres-%s-%s.txz", system, hardware).toLowerCase(Locale.ROOT);
-        try (ZipFile zip = new ZipFile(jar.toFile())) {
-            ZipEntry txz = zip.getEntry(entry);
-            if (txz == null) {
-                throw new IOException(jar + " has no " + entry + " (" + BINARIES_PROPERTY + ")");
-            }
-            return new ByteArrayInputStream(zip.getInputStream(txz).readAllBytes());
+        if (!binaries.isBlank()) {
+            builder.binaries(Path.of(binaries));
         }
+        return PostgresServer.of(builder.start());
     }
 
     /** Fails when {@value #MAJOR_PROPERTY} is set and the server is another major; logs the version either way. */

@@ -25,7 +25,7 @@ import org.testcontainers.utility.DockerImageName;
  */
 class TestcontainersKafkaIT {
     private static KafkaContainer kafka;
-    private static ConnectWorkerProcess worker;
+    private static FaultWorker worker;
 
     @BeforeAll
     static void start() {
@@ -33,7 +33,7 @@ class TestcontainersKafkaIT {
         String image = System.getProperty("outboxrelay.test.kafka.image", "apache/kafka:" + kafkaVersion());
         kafka = new KafkaContainer(DockerImageName.parse(image));
         kafka.start();
-        worker = new ConnectWorkerProcess("testcontainers", kafka.getBootstrapServers()).start();
+        worker = new FaultWorker("testcontainers", kafka.getBootstrapServers()).start();
     }
 
     @AfterAll

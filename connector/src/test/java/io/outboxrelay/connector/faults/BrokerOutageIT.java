@@ -29,7 +29,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 class BrokerOutageIT {
     private static final int RATE = 200;
     private KafkaBrokerProcess broker;
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopProcesses() {
@@ -63,8 +63,8 @@ class BrokerOutageIT {
         Duration outage = Duration.ofSeconds(30);
         TestDatabase db = TestPostgres.get().createDatabase("faults_broker_outage_" + name);
         broker = new KafkaBrokerProcess("outage-" + name).start();
-        worker = (standalone ? ConnectWorkerProcess.standalone("broker-outage-" + name, broker.bootstrapServers())
-            : new ConnectWorkerProcess("broker-outage-" + name, broker.bootstrapServers())).start();
+        worker = (standalone ? FaultWorker.standalone("broker-outage-" + name, broker.bootstrapServers())
+            : new FaultWorker("broker-outage-" + name, broker.bootstrapServers())).start();
         String connector = "faults-broker-outage-" + name;
         List<Subscription> subscriptions = FaultScenarios.subscriptions(connector);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
+import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.testsupport.LogCapture;
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
@@ -32,12 +33,12 @@ import org.junit.jupiter.api.Test;
 class DatabaseGoneBetweenAckAndStampIT {
     private static final int ROWS = 20;
     private static final long HOLD_KEY = 4242;
-    private static RestartablePostgres ownServer;
+    private static LocalPostgres ownServer;
     private String connector;
 
     @BeforeAll
     static void startServer() {
-        ownServer = RestartablePostgres.start("ack-stamp");
+        ownServer = FaultScenarios.postgres("ack-stamp");
     }
 
     @AfterAll
@@ -79,7 +80,7 @@ class DatabaseGoneBetweenAckAndStampIT {
 
     @Test
     void aServerStoppedImmediatelyAfterTheAckLeavesTheRowsToBeStampedWhenItIsBack() throws Exception {
-        TestDatabase db = ownServer.createDatabase("faults_ack_stamp_crash");
+        TestDatabase db = FaultScenarios.createDatabase(ownServer, "faults_ack_stamp_crash");
         Window window = openWindow(db, "faults-ack-stamp-crash");
         ownServer.stopImmediately(); // the stamp's transaction dies with the server; so does the lock session
         try {
@@ -99,7 +100,7 @@ class DatabaseGoneBetweenAckAndStampIT {
 
     @Test
     void rowsAckedButNeverStampedAreDeliveredAgainByATaskThatRestartedWhileTheServerWasDown() throws Exception {
-        TestDatabase db = ownServer.createDatabase("faults_ack_stamp_restart");
+        TestDatabase db = FaultScenarios.createDatabase(ownServer, "faults_ack_stamp_restart");
         // the rows must come back because the new task takes back its predecessor's leases,
         // not because the lease ran out
         long leaseMs = 60_000; // the default

@@ -37,13 +37,13 @@ class ExactlyOnceSigkillIT {
     /** A stamp of a full claim sleeps about a second: the kill lands inside one, mid-drain. */
     private static final int STAMP_MICROS_PER_ROW = 10_000;
 
-    private static ConnectWorkerProcess eosWorker;
+    private static FaultWorker eosWorker;
     private static String bootstrap;
 
     @BeforeAll
     static void startWorker() {
         bootstrap = TestConnect.cluster().kafka().bootstrapServers();
-        eosWorker = new ConnectWorkerProcess("eos", bootstrap, Map.of("exactly.once.source.support", "enabled"),
+        eosWorker = new FaultWorker("eos", bootstrap, Map.of("exactly.once.source.support", "enabled"),
             List.of()).start();
     }
 
@@ -97,7 +97,7 @@ class ExactlyOnceSigkillIT {
      */
     @Test
     void withoutExactlyOnceTheSameKillLeavesDuplicates() {
-        try (ConnectWorkerProcess plain = new ConnectWorkerProcess("eos-off", bootstrap,
+        try (FaultWorker plain = new FaultWorker("eos-off", bootstrap,
             Map.of("offset.flush.interval.ms", "60000"), List.of()).start()) {
             Drain drain = killMidStampAndRestart(plain, "eos-off", Map.of());
             DeliveryChecker.Reports reports = FaultScenarios.logged("exactly-once off, SIGKILL during a stamp",
@@ -140,7 +140,7 @@ class ExactlyOnceSigkillIT {
      * A backlog, the connector on {@code worker}, the worker SIGKILLed while a stamp sleeps, the stamps fast again,
      * a new worker process, the backlog drained.
      */
-    private Drain killMidStampAndRestart(ConnectWorkerProcess worker, String connector, Map<String, String> extra) {
+    private Drain killMidStampAndRestart(FaultWorker worker, String connector, Map<String, String> extra) {
         int events = FaultScenarios.events(2_000, 20_000);
         TestDatabase db = TestPostgres.get().createDatabase(connector.replace('-', '_'));
         FaultScenarios.insertEvents(db, events, 200);

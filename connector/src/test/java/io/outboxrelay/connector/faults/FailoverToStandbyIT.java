@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
+import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -27,13 +28,13 @@ class FailoverToStandbyIT {
     private static final int BATCH = 100;
     private static final int INFLIGHT_BATCHES = 4;
     private static final int TASKS = 2;
-    private RestartablePostgres primary;
-    private RestartablePostgres standby;
+    private LocalPostgres primary;
+    private LocalPostgres standby;
     private String connector;
 
     @BeforeEach
     void startPrimary() {
-        primary = RestartablePostgres.start("failover-primary");
+        primary = FaultScenarios.postgres("failover-primary");
     }
 
     @AfterEach
@@ -55,8 +56,9 @@ class FailoverToStandbyIT {
         int events = FaultScenarios.events(4_000, 20_000);
         connector = "faults-failover-" + synchronousCommit;
         String database = "faults_failover_" + synchronousCommit;
-        TestDatabase onPrimary = primary.createDatabase(database);
-        standby = primary.startStandby("failover_standby", true);
+        TestDatabase onPrimary = FaultScenarios.createDatabase(primary, database);
+        standby = primary.startStandby("failover_standby",
+            ChildJvm.workDir("postgres-failover_standby").resolve("data"), true);
         FaultScenarios.insertEvents(onPrimary, events, 300); // each commit waited for the standby
         onPrimary.throttleRowUpdates("events", 1_000); // ~1,000 rows/s: the failover lands mid-drain
 

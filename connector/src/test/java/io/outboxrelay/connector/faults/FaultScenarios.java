@@ -3,6 +3,9 @@ package io.outboxrelay.connector.faults;
 import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.time.Duration;
 import java.time.LocalTime;
@@ -29,6 +32,25 @@ final class FaultScenarios {
     static final List<String> TYPES = List.of("order.created", "user.updated", "order.paid", "note.added");
 
     private FaultScenarios() {
+    }
+
+    /**
+     * A PostgreSQL server of a fault test's own, which the test can stop ({@code -m immediate}) and start again
+     * on the same data directory ({@code connector/target/faults/postgres-<name>-<n>/data}) and port.
+     */
+    static LocalPostgres postgres(String name) {
+        return new PostgresBuilder()
+            .dataDirectory(ChildJvm.workDir("postgres-" + name).resolve("data"))
+            // zonky turns it off; a crash would then forget commits it already acknowledged (stamps
+            // come back unstamped and are delivered again), which is the database's doing, not the relay's
+            .setting("synchronous_commit", "on")
+            .maxConnections(100)
+            .start();
+    }
+
+    /** A new database on {@code server} with the project's schema files applied, as the superuser. */
+    static TestDatabase createDatabase(LocalPostgres server, String name) {
+        return PostgresServer.of(server).createDatabase(name, "");
     }
 
     static int events(int defaultSuite, int full) {

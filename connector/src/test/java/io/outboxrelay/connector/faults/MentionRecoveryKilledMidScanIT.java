@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class MentionRecoveryKilledMidScanIT {
     private static final int BATCH = 50;
     private static final List<String> AGENTS = List.of("agent-1", "agent-2");
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopWorker() {
@@ -53,7 +53,7 @@ class MentionRecoveryKilledMidScanIT {
         db.throttleRowUpdates("messages", 1_000); // the kill lands mid-scan on any machine
         String name = "mentions-kill";
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
-        worker = new ConnectWorkerProcess(name, bootstrap).start();
+        worker = new FaultWorker(name, bootstrap).start();
         String connector = "faults-" + name;
         String topic = connector + "-recovered";
         Map<String, String> cfg = FaultScenarios.relayConfig(db, List.of(Subscription.all("all", connector + "-relay")), 2);

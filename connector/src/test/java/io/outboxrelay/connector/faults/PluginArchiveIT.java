@@ -146,7 +146,7 @@ class PluginArchiveIT {
     void theArchiveUnzippedIntoPluginPathIsListedByAWorker() {
         Path plugins = ChildJvm.installReleaseArchive("plugin-install");
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
-        try (ConnectWorkerProcess worker = ConnectWorkerProcess.standalone("plugin-install", bootstrap, plugins)) {
+        try (FaultWorker worker = FaultWorker.standalone("plugin-install", bootstrap, plugins)) {
             worker.start();
             JsonNode listed = worker.connectorPlugins();
             List<String> ours = new ArrayList<>();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
+import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -38,12 +39,12 @@ class PostgresStoppedImmediatelyIT {
     private static final int BATCH = 100;
     private static final int INFLIGHT_BATCHES = 4;
     private static final int TASKS = 2;
-    private static RestartablePostgres server;
+    private static LocalPostgres server;
     private String connector;
 
     @BeforeAll
     static void startServer() {
-        server = RestartablePostgres.start("immediate");
+        server = FaultScenarios.postgres("immediate");
     }
 
     @AfterAll
@@ -66,7 +67,7 @@ class PostgresStoppedImmediatelyIT {
         int events = FaultScenarios.events(5_000, 20_000);
         Duration outage = Duration.ofSeconds(FaultScenarios.FULL ? 30 : 6);
         connector = CONNECTOR_PREFIX + synchronousCommit; // own topics per run
-        TestDatabase db = server.createDatabase("faults_pg_immediate_sync_" + synchronousCommit);
+        TestDatabase db = FaultScenarios.createDatabase(server, "faults_pg_immediate_sync_" + synchronousCommit);
         FaultScenarios.insertEvents(db, events, 300);
         db.throttleRowUpdates("events", 1_000); // ~1,000 rows/s: the crash lands mid-drain
         List<Subscription> subscriptions = FaultScenarios.subscriptions(connector);

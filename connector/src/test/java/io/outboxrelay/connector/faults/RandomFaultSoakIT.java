@@ -4,6 +4,7 @@ import static io.outboxrelay.connector.faults.FaultScenarios.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
+import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.lang.management.MemoryUsage;
@@ -43,9 +44,9 @@ class RandomFaultSoakIT {
     private static final String CONNECTOR = "faults-soak";
     private static final Duration LAG_ALLOWED = Duration.ofSeconds(5);
 
-    private RestartablePostgres postgres;
+    private LocalPostgres postgres;
     private KafkaBrokerProcess broker;
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopEverything() {
@@ -69,12 +70,12 @@ class RandomFaultSoakIT {
         Random random = new Random(seed);
         log("soak: %s at %d events/s, fault seed %d", soak, RATE, seed);
 
-        postgres = RestartablePostgres.start("soak");
-        TestDatabase db = postgres.createDatabase("faults_soak");
+        postgres = FaultScenarios.postgres("soak");
+        TestDatabase db = FaultScenarios.createDatabase(postgres, "faults_soak");
         broker = new KafkaBrokerProcess("soak").start();
         int jmxPort = ChildJvm.freePort();
         // lost tasks come back 10 s after a worker crash; a longer broker outage makes the worker drop its tasks
-        worker = new ConnectWorkerProcess("soak", broker.bootstrapServers(),
+        worker = new FaultWorker("soak", broker.bootstrapServers(),
             Map.of("scheduled.rebalance.max.delay.ms", "10000"), ChildJvm.jmxArgs(jmxPort)).start();
         List<Subscription> subscriptions = FaultScenarios.subscriptions(CONNECTOR);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, TASKS);

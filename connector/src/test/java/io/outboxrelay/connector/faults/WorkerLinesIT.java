@@ -42,7 +42,7 @@ class WorkerLinesIT {
     private static final int EVENTS_BEFORE_START = 400;
     private static final int EVENTS_WHILE_RUNNING = 400;
 
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopWorker() {
@@ -58,7 +58,7 @@ class WorkerLinesIT {
         Path plugins = ChildJvm.installReleaseArchive(connector);
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
         int jmxPort = ChildJvm.freePort();
-        worker = ConnectWorkerProcess.standalone(connector, bootstrap, plugins, classpath(line, plugins),
+        worker = FaultWorker.standalone(connector, bootstrap, plugins, classpath(line, plugins),
             ChildJvm.jmxArgs(jmxPort)).start();
         String version = worker.version();
         log("%s: worker pid %d runs Kafka %s on Java %s (log %s)", connector, worker.pid(), version,

@@ -25,7 +25,7 @@ class WorkerRestartLosesNothingIT {
     private static final int BATCH = 100;
     private static final int INFLIGHT_BATCHES = 4;
 
-    private ConnectWorkerProcess worker;
+    private FaultWorker worker;
 
     @AfterEach
     void stopWorker() {
@@ -96,7 +96,7 @@ class WorkerRestartLosesNothingIT {
         // takes a moment to stop the task, and the relay keeps draining meanwhile)
         db.throttleRowUpdates("events", 1_000);
         String bootstrap = TestConnect.cluster().kafka().bootstrapServers();
-        worker = new ConnectWorkerProcess(name, bootstrap).start();
+        worker = new FaultWorker(name, bootstrap).start();
         List<Subscription> subscriptions = FaultScenarios.subscriptions("faults-" + name);
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
         cfg.put("outbox.batch.size", Integer.toString(BATCH));

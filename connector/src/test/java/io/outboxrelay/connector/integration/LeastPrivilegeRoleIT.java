@@ -63,6 +63,10 @@ class LeastPrivilegeRoleIT {
         assertThat(admin.query("SELECT privilege_type::text FROM information_schema.role_table_grants"
             + " WHERE grantee = 'outbox_relay' AND table_name = 'events' ORDER BY 1"))
             .containsExactly(List.of("SELECT"), List.of("UPDATE"));
+        assertThat(admin.query("SELECT privilege_type::text FROM information_schema.role_table_grants"
+            + " WHERE grantee = 'outbox_relay' AND table_name = 'events_replays' ORDER BY 1"))
+            .as("replay requests (V6): read and leased, never made or deleted by the relay")
+            .containsExactly(List.of("SELECT"), List.of("UPDATE"));
     }
 
     @Test
@@ -106,6 +110,15 @@ class LeastPrivilegeRoleIT {
         assertThat(relaySessions()).isNotEmpty().allSatisfy(row -> assertThat(row).containsExactly(ROLE));
         assertThat(TestConnect.cluster().connectorStatus(CONNECTOR).tasks())
             .allSatisfy(t -> assertThat(t.state()).isEqualTo("RUNNING"));
+
+        // a replay (docs/replay.md) is served with the grants V6 gives the group
+        long request = admin.queryLong("SELECT events_replay('orders', '-infinity', 'infinity')");
+        await().atMost(Duration.ofSeconds(30)).until(() -> admin.queryLong(
+            "SELECT count(*) FROM events_replays WHERE id = ? AND done_at IS NOT NULL", request) == 1);
+        assertThat(TestConnect.consume(40, Duration.ofSeconds(20), TOPIC).stream()
+            .filter(r -> Long.toString(request).equals(r.headers().get("event.replay")))
+            .filter(r -> r.key().startsWith("subject-"))).hasSize(20);
+        assertThat(admin.queryLong("SELECT count(*) FROM events_replays WHERE last_error IS NOT NULL")).isZero();
     }
 
     /**

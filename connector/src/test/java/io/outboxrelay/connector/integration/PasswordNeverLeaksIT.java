@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.embedded.ConnectRestClient.Reply;
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
 import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -62,7 +64,7 @@ class PasswordNeverLeaksIT {
         host  all all      127.0.0.1/32  scram-sha-256
         host  all all      ::1/128       scram-sha-256
         """;
-    private static ExtraPostgres postgres;
+    private static LocalPostgres postgres;
     private static TestDatabase admin;
     private static LogCapture log;
 
@@ -70,8 +72,8 @@ class PasswordNeverLeaksIT {
     static void startServerDemandingPasswords() {
         TestConnect.cluster(); // started before the capture: its start-up is no part of the test
         log = LogCapture.start(); // from before the canary is first used
-        postgres = ExtraPostgres.start(Map.of("password_encryption", "scram-sha-256"), HBA);
-        admin = postgres.createDatabase("leaks", "");
+        postgres = new PostgresBuilder().setting("password_encryption", "scram-sha-256").pgHba(HBA).start();
+        admin = PostgresServer.of(postgres).createDatabase("leaks", "");
         // only the SCRAM verifier goes over SQL: the canary itself reaches the server only through the
         // connector (and the one control connection below), so any copy of it in a log came from them
         admin.execute("CREATE ROLE " + ROLE + " LOGIN PASSWORD '" + scramVerifier(CANARY) + "' IN ROLE outbox_relay");

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
@@ -21,14 +22,15 @@ import org.junit.jupiter.api.Test;
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V7 as README "Upgrading" says.
+ * V2 to V7 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
     private static final Path MIGRATIONS = OUTBOX_SQL.getParent().getParent().resolve("migrations");
     private static final Path FLYWAY = MIGRATIONS.resolve("flyway");
     private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
-        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V7__outbox_subject_order.sql");
+        "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V5__outbox_partitioned.sql",
+        "V6__outbox_replay.sql", "V7__outbox_subject_order.sql");
     private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
     private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
         + " SET outbox_relay.notify_channel = 'app_outbox'";
@@ -77,7 +79,7 @@ class SchemaMigrationsIT {
         db.execute(SET_NAMES + ";\n" + body("V1__outbox.sql")); // as outbox.sql of release 0.1.0 left it
         db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'kept')");
 
-        // README "Upgrading": flyway baseline -baselineVersion=1 once, then flyway migrate
+        // docs/upgrading.md: flyway baseline -baselineVersion=1 once, then flyway migrate
         Flyway flyway = Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
             .locations("filesystem:" + FLYWAY).initSql(SET_NAMES).baselineVersion("1").load();
         flyway.baseline();
@@ -85,18 +87,23 @@ class SchemaMigrationsIT {
 
         assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
             .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"),
-                List.of("4", "SQL"), List.of("7", "SQL"));
+                List.of("4", "SQL"), List.of("5", "SQL"), List.of("6", "SQL"), List.of("7", "SQL"));
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
     }
 
     private static void liquibaseUpdate(TestDatabase db) throws Exception {
+        liquibaseUpdate(db, "no");
+    }
+
+    private static void liquibaseUpdate(TestDatabase db, String partitioned) throws Exception {
         try (Connection c = db.connect()) {
             Database database = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(c));
             Liquibase liquibase = new Liquibase("liquibase/outbox-changelog.xml",
                 new DirectoryResourceAccessor(MIGRATIONS), database);
             liquibase.setChangeLogParameter("outbox_table", "app.events");
             liquibase.setChangeLogParameter("outbox_channel", "app_outbox");
+            liquibase.setChangeLogParameter("outbox_partitioned", partitioned);
             liquibase.update("");
         }
     }
@@ -119,5 +126,76 @@ class SchemaMigrationsIT {
 
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
+    }
+
+    @Test
+    void withoutPartitionedOutboxSqlMakesWhatTheFourEarlierMigrationsMake() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v4_only");
+        for (String version : VERSIONS.subList(0, 4)) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+    }
+
+    @Test
+    void partitionedDailyIsTheSameThroughOutboxSqlFlywayAndLiquibase() throws Exception {
+        TestDatabase psql = TestPostgres.get().createEmptyDatabase("migrations_partitioned_psql");
+        psql.runScript(OUTBOX_SQL, Map.of("table", "app.events", "channel", "app_outbox", "partitioned", "daily"));
+        List<String> reference = SchemaCatalog.of(psql, "app");
+        assertThat(psql.queryLong("SELECT count(*) FROM pg_class WHERE oid = 'app.events'::regclass AND relkind = 'p'"))
+            .isOne();
+        // today and the 7 days after it, and the default partition
+        assertThat(psql.queryLong("SELECT count(*) FROM pg_inherits WHERE inhparent = 'app.events'::regclass"))
+            .isEqualTo(9);
+        assertThat(reference).isNotEqualTo(madeByOutboxSql("app", NAMES))
+            .anyMatch(l -> l.startsWith("relation events_default "));
+
+        TestDatabase flyway = TestPostgres.get().createEmptyDatabase("migrations_partitioned_flyway");
+        Flyway.configure().dataSource(flyway.jdbcUrl(), flyway.user(), flyway.password())
+            .locations("filesystem:" + FLYWAY).initSql(SET_NAMES + "; SET outbox_relay.partitioned = 'daily'").load()
+            .migrate();
+        assertThat(SchemaCatalog.of(flyway, "app")).isEqualTo(reference);
+
+        TestDatabase liquibase = TestPostgres.get().createEmptyDatabase("migrations_partitioned_liquibase");
+        liquibaseUpdate(liquibase, "daily");
+        assertThat(SchemaCatalog.of(liquibase, "app")).isEqualTo(reference);
+    }
+
+    @Test
+    void partitionedRefusesAPlainTableWithRowsAndKeepsThem() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_partitioned_refused");
+        db.runScript(OUTBOX_SQL, NAMES);
+        db.execute("INSERT INTO app.events(type, subject) VALUES ('order.created', 'kept')");
+
+        assertThatThrownBy(() -> db.runScript(OUTBOX_SQL, Map.of("table", "app.events", "channel", "app_outbox",
+            "partitioned", "daily"))).hasMessageContaining("holds rows, so it cannot be rebuilt partitioned");
+
+        assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+    }
+
+    @Test
+    void aPlainTableWithRowsBecomesThePartitionedTablesFirstPartitionKeepingEveryRow() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_partition_existing");
+        db.runScript(OUTBOX_SQL, NAMES);
+        db.execute("INSERT INTO app.events(type, subject, occurred_at, fanned_out_at) SELECT 't.a', 's' || g,"
+            + " now() - (g % 4) * interval '1 day', CASE WHEN g % 2 = 0 THEN now() END FROM generate_series(1, 100) g");
+        List<List<Object>> before = db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq");
+
+        db.runScript(TestPostgres.schemaFile("outbox-partition-existing.sql"), NAMES);
+
+        assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = 'app.events'::regclass AND relkind = 'p'"))
+            .isOne();
+        assertThat(db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq")).isEqualTo(before);
+        assertThat(db.queryLong("SELECT count(*) FROM app.events_legacy")).isEqualTo(100);
+        // seq goes on after the old rows, and an old id is still taken
+        assertThat(db.queryLong("INSERT INTO app.events(type, subject) VALUES ('t.a', 'new') RETURNING seq")).isEqualTo(101);
+        assertThatThrownBy(() -> db.execute("INSERT INTO app.events(id, type, subject, occurred_at) VALUES ('"
+            + before.get(0).get(1) + "', 't.a', 'dup', now() + interval '3 days')")).rootCause()
+            .hasMessageContaining("events_id_key");
+        // the claim's index on every partition, the old table's among them
+        assertThat(db.queryLong("SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'app.events'::regclass AND NOT EXISTS"
+            + " (SELECT 1 FROM pg_index x JOIN pg_inherits ii ON ii.inhrelid = x.indexrelid"
+            + " WHERE x.indrelid = i.inhrelid AND ii.inhparent = 'app.events_unfanned_idx'::regclass)")).isZero();
     }
 }

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
@@ -29,7 +30,8 @@ class SchemaTakesNamesIT {
         db.runScript(OUTBOX_SQL, NAMES);
 
         for (String relation : List.of("app.events", "app.events_wakeup", "app.events_pending", "app.events_poisoned",
-            "app.events_unfanned_idx", "app.events_poisoned_idx")) {
+            "app.events_unfanned_idx", "app.events_poisoned_idx", "app.events_replays", "app.events_replays_open_idx",
+            "app.events_occurred_at_brin")) {
             assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = to_regclass(?)", relation))
                 .as(relation).isOne();
         }
@@ -50,6 +52,28 @@ class SchemaTakesNamesIT {
             + " has_sequence_privilege('outbox_relay', 'app.events_wakeup', 'SELECT, UPDATE'),"
             + " (SELECT reloptions::text FROM pg_class WHERE oid = 'app.events'::regclass) LIKE '%fillfactor=50%'"))
             .containsExactly(List.of(true, true, true, true));
+    }
+
+    /**
+     * Migration V6 takes any table name: the replay functions quote it wherever it appears, their error messages
+     * included (a name with a quote in it must not break the function's body).
+     */
+    @Test
+    void theReplayFunctionsWorkForATableWhoseNameNeedsQuoting() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_names_replay");
+        db.runScript(OUTBOX_SQL, Map.of("table", "app.o'ut\"box", "channel", "app_outbox"));
+        String table = "app.\"o'ut\"\"box\"";
+        String replay = "app.\"o'ut\"\"box_replay\"";
+        db.execute("INSERT INTO " + table + "(type, subject, fanned_out_at, fanout)"
+            + " VALUES ('order.created', 'o-1', now(), '{}'), ('order.paid', 'o-1', now(), '{}')");
+
+        long request = db.queryLong("SELECT " + replay + "('search', now() - interval '1 hour', now())");
+        assertThat(db.query("SELECT subscription, through_seq, progress_seq FROM app.\"o'ut\"\"box_replays\""
+            + " WHERE id = ?", request)).containsExactly(List.of("search", 2L, 0L));
+        assertThatThrownBy(() -> db.queryLong("SELECT " + replay + "('', now(), now())"))
+            .hasStackTraceContaining("box_replay\": the subscription is empty");
+        assertThat(db.queryLong("SELECT count(*) FROM app.\"o'ut\"\"box_replays\" WHERE "
+            + "app.\"o'ut\"\"box_replay_cancel\"(id)")).isOne();
     }
 
     @Test

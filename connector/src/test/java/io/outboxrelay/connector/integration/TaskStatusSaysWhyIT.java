@@ -3,7 +3,9 @@ package io.outboxrelay.connector.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
 import java.time.Duration;
@@ -51,8 +53,8 @@ class TaskStatusSaysWhyIT {
 
     @Test
     void aStartingTaskThatCannotReachTheDatabaseFailsWithTheReasonAfterItsRetryWindow() {
-        ExtraPostgres server = ExtraPostgres.start(Map.of(), null);
-        TestDatabase db = server.createDatabase("status_unreachable", "");
+        LocalPostgres server = new PostgresBuilder().start();
+        TestDatabase db = PostgresServer.of(server).createDatabase("status_unreachable", "");
         connector = "status-unreachable";
         Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
         cfg.put("connection.startup.retry.ms", "3000");

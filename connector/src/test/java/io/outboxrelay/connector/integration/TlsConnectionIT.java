@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.embedded.ConnectRestClient.Reply;
-import io.outboxrelay.testsupport.ExtraPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
 import io.outboxrelay.testsupport.LogCapture;
+import io.outboxrelay.testsupport.PostgresServer;
 import io.outboxrelay.testsupport.TestDatabase;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -37,22 +39,19 @@ class TlsConnectionIT {
     private static SelfSignedCertificate impostor;
     /** What the connector trusts: a copy of the server's certificate, swapped for the impostor's in one test. */
     private static Path trusted;
-    private static ExtraPostgres postgres;
+    private static LocalPostgres postgres;
     private static TestDatabase db;
 
     @BeforeAll
     static void startTlsServer() throws IOException {
-        dir = ExtraPostgres.tempDir("outbox-relay-tls");
+        dir = PostgresBuilder.tempDir("outbox-relay-tls");
         server = SelfSignedCertificate.forLocalhost(dir, "server");
         impostor = SelfSignedCertificate.forLocalhost(dir, "impostor");
         trusted = dir.resolve("trusted-root.crt");
         Files.copy(server.certificatePem(), trusted);
-        postgres = ExtraPostgres.start(Map.of(
-            "ssl", "on",
-            "ssl_cert_file", server.certificatePem().toString(),
-            "ssl_key_file", server.privateKeyPem().toString()), null);
+        postgres = new PostgresBuilder().tls(server.certificatePem(), server.privateKeyPem()).start();
         // the test's own sessions trust the server's certificate itself; only the relay's root is swapped
-        db = postgres.createDatabase("tls_relay", "sslmode=verify-full&sslrootcert=" + server.certificatePem());
+        db = PostgresServer.of(postgres).createDatabase("tls_relay", "sslmode=verify-full&sslrootcert=" + server.certificatePem());
     }
 
     @AfterAll

@@ -6,15 +6,16 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The benchmark's way into the relay's own table access: the SQL ceiling claims and stamps through
- * {@link JdbcOutboxStore} itself (package-private, hence this class in the connector's package), so it
- * measures exactly the statements and bindings that ship.
+ * The relay's claim and stamp, in a loop and without Kafka: the seam the benchmark's SQL ceiling
+ * ({@code bench/}, {@code Ceilings.sql}) measures through, so it runs exactly the statements and bindings that
+ * ship ({@link JdbcOutboxStore}, package-private) and needs no class of its own in this package. Not a way to
+ * run the relay: nothing here is configured by a user, and it stamps rows whose records went nowhere.
  */
-public final class BenchStore {
+public final class ClaimAndStampLoop {
     private final JdbcOutboxStore store;
 
     /** A store of one relay task out of {@code taskCount}, on table {@code events}, receipts on. */
-    public BenchStore(DataSource dataSource, String owner, int taskCount, int taskIndex) {
+    public ClaimAndStampLoop(DataSource dataSource, String owner, int taskCount, int taskIndex) {
         this.store = new JdbcOutboxStore(dataSource, "events", "\"events\"", owner,
             Long.toHexString(System.nanoTime() & 0xffffffL), taskCount, taskIndex, 60_000L, "outbox_events_fanned",
             null);

@@ -1,25 +1,25 @@
 package io.outboxrelay.quickstart;
 
 import io.outboxrelay.common.PsqlScript;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.outboxrelay.postgres.LocalPostgres;
+import io.outboxrelay.postgres.PostgresBuilder;
+import io.outboxrelay.postgres.Rows;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A throw-away PostgreSQL 17 server (zonky's embedded binaries) with the project's schema files applied
- * and a least-privilege login role for the connector. Its data directory is deleted on {@link #close()}.
+ * The quickstart's database: a throw-away PostgreSQL 17 server ({@link PostgresBuilder}) on a well-known port
+ * when it is free, with the project's schema files applied and a least-privilege login role for the connector.
+ * Its data directory is deleted on {@link #close()}.
  */
-final class QuickstartPostgres implements AutoCloseable {
+final class QuickstartDatabase implements AutoCloseable {
     static final int PREFERRED_PORT = 55432;
     static final String DATABASE = "postgres";
     static final String SUPERUSER = "postgres";
@@ -27,37 +27,22 @@ final class QuickstartPostgres implements AutoCloseable {
     static final String RELAY_ROLE = "relay";
     static final String RELAY_PASSWORD = "relay-quickstart";
 
-    /** zonky waits 10 s by default; initdb plus the first start can take longer on a loaded CI machine. */
-    private static final Duration STARTUP_WAIT = Duration.ofSeconds(90);
+    private final LocalPostgres postgres;
 
-    private final EmbeddedPostgres postgres;
-    private final Path socketDir;
-
-    private QuickstartPostgres(EmbeddedPostgres postgres, Path socketDir) {
+    private QuickstartDatabase(LocalPostgres postgres) {
         this.postgres = postgres;
-        this.socketDir = socketDir;
     }
 
-    static QuickstartPostgres start() throws IOException {
-        return start(Ports.preferred(PREFERRED_PORT));
-    }
-
-    static QuickstartPostgres start(int port) throws IOException {
-        Path socketDir = Files.createTempDirectory("outbox-relay-quickstart-pg");
-        socketDir.toFile().deleteOnExit(); // if the server does not start; close() deletes it otherwise
-        EmbeddedPostgres pg = EmbeddedPostgres.builder()
-            .setPort(port)
-            .setRegisterShutdownHook(false) // Quickstart stops it last, after Connect
-            .setServerConfig("max_connections", "100")
-            // not /tmp: a lock file a server of another user left there for this port would stop this one
-            .setServerConfig("unix_socket_directories", socketDir.toString())
-            .setPGStartupWait(STARTUP_WAIT)
-            .start();
-        return new QuickstartPostgres(pg, socketDir);
+    static QuickstartDatabase start() throws IOException {
+        return new QuickstartDatabase(new PostgresBuilder()
+            .port(Ports.preferred(PREFERRED_PORT))
+            .stopAtExit(false) // Quickstart stops it last, after Connect
+            .maxConnections(100)
+            .start());
     }
 
     int port() {
-        return postgres.getPort();
+        return postgres.port();
     }
 
     String jdbcUrl() {
@@ -82,7 +67,7 @@ final class QuickstartPostgres implements AutoCloseable {
     }
 
     Connection connect() throws SQLException {
-        return postgres.getPostgresDatabase().getConnection();
+        return postgres.connect(DATABASE);
     }
 
     void execute(String sql) throws SQLException {
@@ -116,24 +101,14 @@ final class QuickstartPostgres implements AutoCloseable {
             for (int i = 0; i < params.length; i++) {
                 ps.setObject(i + 1, params[i]);
             }
-            List<List<String>> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
-                int n = rs.getMetaData().getColumnCount();
-                while (rs.next()) {
-                    List<String> row = new ArrayList<>(n);
-                    for (int i = 1; i <= n; i++) {
-                        row.add(rs.getString(i));
-                    }
-                    rows.add(row);
-                }
+                return Rows.asStrings(rs);
             }
-            return rows;
         }
     }
 
     @Override
-    public void close() throws IOException {
+    public void close() {
         postgres.close();
-        Files.deleteIfExists(socketDir);
     }
 }

@@ -1,0 +1,9 @@
+-- Named statements of PostgresListener, the session that LISTENs for the relay's and the mention task's
+-- wake-ups. {channel} is the channel quoted by pgjdbc's Utils.escapeIdentifier, the only thing spliced in.
+
+-- name: Listen
+LISTEN {channel};
+
+-- name: Probe
+-- A round trip that proves the session alive.
+SELECT 1;

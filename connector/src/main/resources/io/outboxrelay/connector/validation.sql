@@ -1,0 +1,76 @@
+-- Named statements of the connector's validate() (OutboxLiveValidator, OutboxColumnChecks): read-only looks
+-- at the catalog. :table is the quoted, configured table name (Identifiers.quoteQualified), bound as text
+-- and resolved by the server (::regclass), never spliced into the SQL.
+
+-- name: TableRegclass
+-- The table as the server resolves it with this role's search_path, or NULL when there is none.
+SELECT to_regclass(:table)::text;
+
+-- name: TablePrivileges
+-- What the relay needs of the table: SELECT and UPDATE always, and with retention DELETE, or on a table
+-- partitioned by V5 (which retains by dropping partitions, PartitionUpkeep) EXECUTE on <table>_drop_partitions;
+-- and who asks.
+SELECT has_table_privilege(:table::regclass, 'SELECT'), has_table_privilege(:table::regclass, 'UPDATE'),
+       current_user::text,
+       COALESCE(has_function_privilege(
+                  to_regprocedure((SELECT quote_ident(n.nspname) || '.' || quote_ident(t.relname || '_drop_partitions')
+                                     FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace
+                                    WHERE t.oid = :table::regclass) || '(timestamp with time zone)'), 'EXECUTE'),
+                has_table_privilege(:table::regclass, 'DELETE'));
+
+-- name: UniqueSeqIndex
+-- Whether seq is unique (a valid, non-partial unique index on seq alone, or on a table partitioned by V5 the
+-- unique key (seq, occurred_at), which holds the partition key: seq's sequence keeps seq unique), and the name
+-- to suggest for one.
+SELECT EXISTS (SELECT 1 FROM pg_index i
+                WHERE i.indrelid = :table::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL
+                  AND (i.indnkeyatts = 1
+                       OR i.indnkeyatts = 1 + (SELECT partnatts FROM pg_partitioned_table WHERE partrelid = i.indrelid))
+                  AND i.indkey[0] = (SELECT attnum FROM pg_attribute
+                                      WHERE attrelid = i.indrelid AND attname = 'seq')),
+       quote_ident((SELECT relname FROM pg_class WHERE oid = :table::regclass) || '_seq_key');
+
+-- name: NotifyTriggers
+-- The table's enabled user triggers that fire on INSERT (tgtype bit 4) and whose function mentions notify:
+-- name, arguments (pg_trigger.tgargs, NUL-terminated) and the function's source.
+SELECT t.tgname::text, t.tgargs, p.prosrc
+  FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+ WHERE t.tgrelid = :table::regclass AND NOT t.tgisinternal AND t.tgenabled <> 'D' AND (t.tgtype & 4) <> 0
+   AND p.prosrc ~* 'notify'
+ ORDER BY 1;
+
+-- name: PartialSeqIndexPredicates
+-- The predicate of every valid partial index whose first column is seq, for the claim's index.
+SELECT pg_get_expr(i.indpred, i.indrelid)
+  FROM pg_index i
+ WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL
+   AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
+
+-- name: SubjectSeqIndexPredicates
+-- For outbox.ordering=strict (docs/ordering.md): every valid partial index whose keys start with some column
+-- and then seq, with that first column's name and the index's predicate; the task looks for its subject column.
+SELECT a.attname::text, pg_get_expr(i.indpred, i.indrelid)
+  FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+ WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL AND i.indnkeyatts >= 2
+   AND i.indkey[1] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
+
+-- name: ClaimIndexNameAndFillfactor
+-- The name to suggest for the claim's index, and the table's fillfactor (NULL when not set: 100); a
+-- partitioned table has none of its own, so its newest partition's (by name) is read.
+SELECT quote_ident(t.relname || '_unfanned_idx'),
+       (SELECT substr(o, 12)
+          FROM unnest(COALESCE(t.reloptions, (SELECT p.reloptions FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid
+                                               WHERE i.inhparent = t.oid ORDER BY p.relname DESC LIMIT 1))) o
+         WHERE o LIKE 'fillfactor=%')
+  FROM pg_class t
+ WHERE t.oid = :table::regclass;
+
+-- name: TableColumns
+-- The table's live columns in order: name, type (a domain's base type, without modifiers), NOT NULL, and
+-- whether that type is an enum.
+SELECT a.attname, format_type(b.oid, NULL), a.attnotnull, b.typtype = 'e'
+  FROM pg_attribute a
+  JOIN pg_type t ON t.oid = a.atttypid
+  JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+ WHERE a.attrelid = :table::regclass AND a.attnum > 0 AND NOT a.attisdropped
+ ORDER BY a.attnum;
