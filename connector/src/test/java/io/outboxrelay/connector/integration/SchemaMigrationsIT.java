@@ -129,9 +129,9 @@ class SchemaMigrationsIT {
     }
 
     @Test
-    void withoutPartitionedOutboxSqlMakesWhatTheFourEarlierMigrationsMake() throws IOException {
+    void withoutPartitionedOutboxSqlMakesWhatTheMigrationsButV5Make() throws IOException {
         TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v4_only");
-        for (String version : VERSIONS.subList(0, 4)) {
+        for (String version : VERSIONS.stream().filter(v -> !v.startsWith("V5__")).toList()) {
             db.execute(SET_NAMES + ";\n" + body(version));
         }
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
