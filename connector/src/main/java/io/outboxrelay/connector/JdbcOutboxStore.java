@@ -122,7 +122,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.tableShare = tableShare;
         this.limits = limits;
         this.reader = new ClaimedRowReader(limits.maxRecordBytes());
-        this.passSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
+        this.passSql = claimSql(quotedTable, columns, limits.strictOrder());
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
         this.returnAttemptSql = SQL.bindable("ReturnAttemptKeepLease", quotedTable, columns::expand);
         this.recoverableSql = SQL.bindable("RecoverableRows", quotedTable, columns::expand);
@@ -135,6 +135,12 @@ final class JdbcOutboxStore implements OutboxStore {
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
         this.retainedSql = SQL.bindable("DeleteRetained", quotedTable, columns::expand);
+    }
+
+    /** ClaimRows for this table and columns; with {@code strict}, StrictOrderProbe in its place (docs/ordering.md). */
+    static NamedSql.Bindable claimSql(String quotedTable, OutboxColumns columns, boolean strict) {
+        String probe = strict ? SQL.forTable("StrictOrderProbe", quotedTable) : "";
+        return SQL.bindable("ClaimRows", quotedTable, sql -> columns.expand(sql.replace("/*strict_order*/", probe)));
     }
 
     @Override
@@ -253,7 +259,6 @@ final class JdbcOutboxStore implements OutboxStore {
                 passSql.set(ps, "max_attempts", limits.maxAttempts());
                 passSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
                 passSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
-                passSql.set(ps, "strict", limits.strictOrder());
                 passSql.set(ps, "watch", c.createArrayOf("text", pass.watch().toArray()));
                 passSql.set(ps, "capture", pass.capture());
                 try (ResultSet rs = ps.executeQuery()) {

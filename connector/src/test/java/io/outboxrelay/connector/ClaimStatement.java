@@ -14,29 +14,34 @@ import java.util.function.UnaryOperator;
  * overridden.
  */
 final class ClaimStatement {
-    private static final NamedSql.Bindable CLAIM = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql")
-        .bindable("ClaimRows", "\"events\"", OutboxColumns.DEFAULT::expand);
+    private static final NamedSql.Bindable CLAIM = JdbcOutboxStore.claimSql("\"events\"", OutboxColumns.DEFAULT, false);
+    private static final NamedSql.Bindable STRICT_CLAIM = JdbcOutboxStore.claimSql("\"events\"", OutboxColumns.DEFAULT,
+        true);
     private static final Map<String, String> DEFAULTS = Map.ofEntries(Map.entry("stamp_seqs", "'{}'"),
         Map.entry("stamp_fanouts", "'{}'"), Map.entry("channel", "''"), Map.entry("receipts", "'{}'"),
         Map.entry("takeover_until", "now()"), Map.entry("owner", "'plan-0#1'"), Map.entry("task", "'plan-0'"),
         Map.entry("task_count", "1"), Map.entry("task_index", "0"), Map.entry("limit", "200"),
         Map.entry("lease_ms", "60000"), Map.entry("max_attempts", "5"), Map.entry("max_record_bytes", "1000000"),
-        Map.entry("max_claim_bytes", "8000000"), Map.entry("watch", "'{}'"), Map.entry("capture", "false"),
-        Map.entry("strict", "false"));
+        Map.entry("max_claim_bytes", "8000000"), Map.entry("watch", "'{}'"), Map.entry("capture", "false"));
 
     private ClaimStatement() {
     }
 
-    /** PREPAREs ClaimRows as {@code name} in the session of {@code st}. */
-    static void prepare(Statement st, String name) throws SQLException {
-        prepare(st, name, UnaryOperator.identity());
+    /** PREPAREs ClaimRows as {@code name} in the session of {@code st}, as a strict task runs it or not. */
+    static void prepare(Statement st, String name, boolean strict) throws SQLException {
+        prepare(st, name, strict ? STRICT_CLAIM : CLAIM, UnaryOperator.identity());
     }
 
-    /** The same with {@code edit} applied to the statement's text first. */
+    /** The default ClaimRows with {@code edit} applied to the statement's text first. */
     static void prepare(Statement st, String name, UnaryOperator<String> edit) throws SQLException {
+        prepare(st, name, CLAIM, edit);
+    }
+
+    private static void prepare(Statement st, String name, NamedSql.Bindable claim, UnaryOperator<String> edit)
+        throws SQLException {
         StringBuilder numbered = new StringBuilder();
         int n = 0;
-        for (char ch : edit.apply(CLAIM.sql()).toCharArray()) {
+        for (char ch : edit.apply(claim.sql()).toCharArray()) {
             if (ch == '?') {
                 numbered.append('$').append(++n);
             } else {
@@ -46,11 +51,16 @@ final class ClaimStatement {
         st.execute("PREPARE " + name + " AS " + numbered.toString().replaceAll(";\\s*$", ""));
     }
 
-    /** The arguments of an EXECUTE: the defaults, with {@code overrides} (parameter name to SQL literal). */
+    /** The arguments of an EXECUTE of the default claim: the defaults, with {@code overrides} (name to SQL literal). */
     static String args(Map<String, String> overrides) {
+        return args(overrides, false);
+    }
+
+    /** The same for the claim as a strict task runs it or not (the strict one names :stamp_seqs once more). */
+    static String args(Map<String, String> overrides, boolean strict) {
         Map<String, String> values = new HashMap<>(DEFAULTS);
         values.putAll(overrides);
-        return String.join(", ", CLAIM.names().stream().map(values::get).toList());
+        return String.join(", ", (strict ? STRICT_CLAIM : CLAIM).names().stream().map(values::get).toList());
     }
 
     /** The plan text of {@code EXPLAIN <options> EXECUTE name(args)}. */
