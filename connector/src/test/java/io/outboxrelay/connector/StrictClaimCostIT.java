@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What outbox.ordering=strict costs a claim and a drain, on the relay's own statement (docs/ordering.md, "What it
- * costs"): EXPLAIN ANALYZE of ClaimRows with and without :strict, with and without the subject index of migration V7,
- * on 100,000 pending rows of 10,000 subjects of which 100 back off; and drains, claim and stamp in one statement as
+ * costs"): EXPLAIN ANALYZE of ClaimRows as a default and as a strict task runs it, with and without the subject
+ * index of migration V7, on 100,000 pending rows of 10,000 subjects of which 100 back off; and drains, claim and stamp in one statement as
  * a pass does, acknowledged at once (so without the producer's round trip a real drain adds per claim). The numbers
  * are printed for the docs; what is asserted is what cannot vary: the plans and the claims a drain needs.
  */
