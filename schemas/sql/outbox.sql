@@ -7,9 +7,10 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The six blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The seven blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
--- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql and V6__outbox_replay.sql, which
+-- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql and
+-- V7__outbox_subject_order.sql, which
 -- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -19,7 +20,8 @@
 --   poisoned (poisoned_at + last_error; left out of every claim until <table>_requeue(seq))
 --
 -- Objects, for table events in schema public (the defaults):
---   events                 the outbox, with its partial indexes events_unfanned_idx and events_poisoned_idx
+--   events                 the outbox, with its partial indexes events_unfanned_idx, events_poisoned_idx and
+--                          events_subject_pending_idx (outbox.ordering=strict reads it)
 --   events_wakeup          the wake-up flag the relay arms (a sequence)
 --   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads)
 --   events_notify()        the trigger function, attached as events_notify_insert with the channel
@@ -591,5 +593,24 @@ BEGIN
 
   -- The relay reads requests and writes their lease and progress; it never makes or deletes one.
   EXECUTE format('GRANT SELECT, UPDATE ON %s TO outbox_relay', replays);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  c_subject text := COALESCE(NULLIF(current_setting('outbox_relay.column_subject', true), ''), 'subject');
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  -- Strict order's probe: is an earlier row of this subject still pending? Partial like the claim's index, so
+  -- it holds the rows in line only.
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (%I, seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
+    n || '_subject_pending_idx', s, n, c_subject);
 END;
 $outbox$;

@@ -36,11 +36,16 @@ final class JdbcOutboxStore implements OutboxStore {
     /**
      * What a claim may read: rows whose text passes {@code maxRecordBytes} or that are claimed more than
      * {@code maxAttempts} times come back unread, and a claim reads at most {@code maxClaimBytes} (or its first
-     * row alone when that is larger).
+     * row alone when that is larger). With {@code strictOrder} it reads only rows that head their subject's line
+     * (outbox.ordering=strict, docs/ordering.md).
      */
-    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+    record ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes, boolean strictOrder) {
         static final ClaimLimits DEFAULT = new ClaimLimits(5, OutboxSourceConnectorConfig.DEFAULT_MAX_RECORD_BYTES,
             OutboxSourceConnectorConfig.DEFAULT_BATCH_MAX_BYTES);
+
+        ClaimLimits(int maxAttempts, int maxRecordBytes, long maxClaimBytes) {
+            this(maxAttempts, maxRecordBytes, maxClaimBytes, false);
+        }
     }
 
     /** The relay's named statements; NotifyQueue and SharedTableGuard read theirs here too. */
@@ -117,7 +122,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.tableShare = tableShare;
         this.limits = limits;
         this.reader = new ClaimedRowReader(limits.maxRecordBytes());
-        this.passSql = SQL.bindable("ClaimRows", quotedTable, columns::expand);
+        this.passSql = claimSql(quotedTable, columns, limits.strictOrder());
         this.releaseSql = SQL.bindable("ReleaseLeases", quotedTable, columns::expand);
         this.returnAttemptSql = SQL.bindable("ReturnAttemptKeepLease", quotedTable, columns::expand);
         this.recoverableSql = SQL.bindable("RecoverableRows", quotedTable, columns::expand);
@@ -130,6 +135,12 @@ final class JdbcOutboxStore implements OutboxStore {
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
         this.retainedSql = SQL.bindable("DeleteRetained", quotedTable, columns::expand);
+    }
+
+    /** ClaimRows for this table and columns; with {@code strict}, StrictOrderProbe in its place (docs/ordering.md). */
+    static NamedSql.Bindable claimSql(String quotedTable, OutboxColumns columns, boolean strict) {
+        String probe = strict ? SQL.forTable("StrictOrderProbe", quotedTable) : "";
+        return SQL.bindable("ClaimRows", quotedTable, sql -> columns.expand(sql.replace("/*strict_order*/", probe)));
     }
 
     @Override

@@ -164,7 +164,17 @@ final class OutboxConfigDef {
                 OUTBOX_GROUP, ++order, Width.SHORT, "Retention (ms)")
             .define(RETENTION_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
                 "How often retention looks for rows to delete (it continues at once while batches come back full).",
-                OUTBOX_GROUP, ++order, Width.SHORT, "Retention interval (ms)");
+                OUTBOX_GROUP, ++order, Width.SHORT, "Retention interval (ms)")
+            .define(ORDERING, Type.STRING, StrictOrder.BEST_EFFORT, new ChoiceValidator(StrictOrder.CHOICES),
+                Importance.MEDIUM,
+                "best-effort: a subject's rows go out in seq order while nothing fails; a row that fails is retried"
+                    + " alone after a backoff while the later rows of its subject go out. strict: a row is claimed only"
+                    + " when no earlier row of its subject is still pending (backing off, leased or in flight), so a"
+                    + " subscriber sees a subject's events in seq order across failures; a poisoned row releases its"
+                    + " subject (logged, metric strict-subjects-released). Needs the subject index of migration V7;"
+                    + " a subject moves one row per claim, so a drain of few subjects with many rows each is slower"
+                    + " (docs/ordering.md). Every connector on a table must use the same ordering.",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Ordering");
     }
 
     private static void addColumnKeys(ConfigDef def) {

@@ -87,7 +87,7 @@ final class OutboxLiveValidator {
             return;
         }
         String shared = new SharedTableGuard(connectorName, config.quotedTable(), config.subscriptions(),
-            config.recordShape(), config.columns()).conflict(c);
+            config.recordShape(), config.columns(), config.strictOrdering()).conflict(c);
         if (shared != null) {
             error(result, OutboxSourceConnectorConfig.SUBSCRIPTIONS, shared);
         }
@@ -98,6 +98,10 @@ final class OutboxLiveValidator {
                 checkNotifyTrigger(c, result, quoted);
             }
             checkClaimIndexAndFillfactor(c, result, quoted);
+            if (config.strictOrdering()) {
+                StrictOrderIndexCheck.check(c, result, quoted, config.columns().byField().get("subject"),
+                    CLAIM_PREDICATE, OutboxLiveValidator::conjuncts);
+            }
         }
         try (PreparedStatement ps = prepare(c, "TablePrivileges", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {

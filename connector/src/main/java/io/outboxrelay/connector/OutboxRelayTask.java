@@ -106,7 +106,8 @@ public class OutboxRelayTask extends SourceTask {
         RejectionRules rules = new RejectionRules(connector, backoff);
         poisonRecords = new PoisonRecords(connector.poisonTopic(), connector.table());
         writes = new RowWrites(store, held, rules, poisonRecords, pacer, metrics, clock,
-            connector.listenEnabled() ? connector.notifyChannel() : null);
+            connector.listenEnabled() ? connector.notifyChannel() : null,
+            new StrictOrder(connector.strictOrdering(), metrics, () -> pacer.request(clock.millis())));
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         RecordOffsets.Naming naming = namesRows
             ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex()), store.owner(),
@@ -128,9 +129,10 @@ public class OutboxRelayTask extends SourceTask {
             metrics.gauges(held::inFlightCount, tableWide));
         metrics.claimSize(sizer.next(), 0);
         log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}-{}, subject share {}/{},"
-            + " listen {}, lease owner {}, source offsets {}", config.leaseOwner(), connector.table(),
+            + " listen {}, ordering {}, lease owner {}, source offsets {}", config.leaseOwner(), connector.table(),
             connector.subscriptions().size(), connector.batchSize(), sizer.max(), config.relayTaskIndex(),
-            config.relayTaskCount(), connector.listenEnabled(), store.owner(), !namesRows ? "informational"
+            config.relayTaskCount(), connector.listenEnabled(), connector.strictOrdering() ? StrictOrder.STRICT
+                : StrictOrder.BEST_EFFORT, store.owner(), !namesRows ? "informational"
                 : transactions != null ? "naming the rows, one transaction per list" : "naming the rows");
     }
 

@@ -5,6 +5,7 @@ import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -39,6 +40,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
     public static final String MAX_INFLIGHT_BATCHES = "outbox.max.inflight.batches";
     public static final String RETENTION_MS = "outbox.retention.ms";
     public static final String RETENTION_INTERVAL_MS = "outbox.retention.interval.ms";
+    public static final String ORDERING = "outbox.ordering";
     /** outbox.column.id, .type, .subject, .payload, .headers, .occurred_at: see {@link OutboxColumns}. */
     public static final String COLUMN_PREFIX = "outbox.column.";
     public static final String VALUE_FORMAT = "value.format";
@@ -187,6 +189,11 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
 
     RecordShape recordShape() {
         return recordShape;
+    }
+
+    /** {@code outbox.ordering=strict}: a row is claimed only when it heads its subject's line (docs/ordering.md). */
+    public boolean strictOrdering() {
+        return StrictOrder.STRICT.equals(getString(ORDERING).trim().toLowerCase(Locale.ROOT));
     }
 
     /** The columns of the event's fields ({@code outbox.column.*}). */

@@ -39,14 +39,14 @@ interface RelayBackend extends AutoCloseable {
         OutboxSourceConnectorConfig connector = config.connector();
         String owner = config.leaseOwner();
         SharedTableGuard tableShare = new SharedTableGuard(config.connectorName(), connector.quotedTable(),
-            connector.subscriptions(), connector.recordShape(), connector.columns());
+            connector.subscriptions(), connector.recordShape(), connector.columns(), connector.strictOrdering());
         ConnectionSettings settings = ConnectionConfigKeys.settings(connector, tableShare.applicationName(owner));
         HikariDataSource pool = PostgresDataSources.pool(settings, 2, "outbox-relay-" + owner,
             JdbcOutboxStore.SESSION_SETUP);
         OutboxStore store = new JdbcOutboxStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
             connector.fannedChannel(), tableShare, new JdbcOutboxStore.ClaimLimits(connector.maxAttempts(),
-                connector.maxRecordBytes(), connector.batchMaxBytes()));
+                connector.maxRecordBytes(), connector.batchMaxBytes(), connector.strictOrdering()));
         PostgresListener listener = null;
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,

@@ -28,11 +28,14 @@ final class RelayMetrics {
     private final Sensor sweeps;
     private final Sensor claimMs;
     private final Sensor stampMs;
+    private final Sensor subjectsReleased;
     /** The size the next fresh claim asks for, and the largest a claim asked for. */
     final AtomicLong claimSize = new AtomicLong();
     final AtomicLong maxClaimSize = new AtomicLong();
     final AtomicLong backlog = new AtomicLong(-1);
     final AtomicLong oldestAgeMs = new AtomicLong(-1);
+    /** The seq of the last poisoned row that released its subject under outbox.ordering=strict; -1 until one. */
+    final AtomicLong lastReleasedSeq = new AtomicLong(-1);
     final AtomicLong partitionsKept = new AtomicLong();
 
     RelayMetrics() {
@@ -57,6 +60,8 @@ final class RelayMetrics {
             "Longest stamp transaction");
         notifyWakeups = stats.count("notify-wakeups", "Claims woken by LISTEN/NOTIFY");
         sweeps = stats.count("sweeps", "Periodic sweeps");
+        subjectsReleased = stats.total("strict-subjects-released", "Poisoned rows that let their subject's later"
+            + " rows go out under outbox.ordering=strict (each is logged at WARN with its seq and subject)");
     }
 
     void claimSize(int next, int asked) {
@@ -76,6 +81,12 @@ final class RelayMetrics {
 
     void poisoned(int rows) {
         poisonedRows.record(rows);
+    }
+
+    /** Under outbox.ordering=strict: poisoned row {@code seq} let its subject go on. */
+    void subjectReleased(long seq) {
+        subjectsReleased.record(1);
+        lastReleasedSeq.set(seq);
     }
 
     void failed(int rows) {
@@ -146,6 +157,8 @@ final class RelayMetrics {
         m.put("claim-size", new Metric("Rows the next claim asks for: doubles after a full claim up to"
             + " outbox.batch.max.size, halves after a short one down to outbox.batch.size", claimSize::get));
         m.put("claim-size-max", new Metric("Most rows a claim of this task asked for", maxClaimSize::get));
+        m.put("strict-last-released-seq", new Metric("Under outbox.ordering=strict, the seq of the last poisoned row"
+            + " that released its subject; -1 until one", lastReleasedSeq::get));
         return m;
     }
 

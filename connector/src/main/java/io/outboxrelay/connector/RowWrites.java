@@ -29,15 +29,19 @@ final class RowWrites {
     private final RelayMetrics metrics;
     private final Clock clock;
     private final String wakeChannel;
+    private final StrictOrder order;
     /**
      * Rows whose lost claim result this incarnation gave the attempt back for already (once per row); they are
      * no longer held, so this is the recovery's memory, not a state of {@link HeldRows}.
      */
     private final Set<Long> attemptReturned = new HashSet<>();
 
-    /** @param wakeChannel the channel to NOTIFY after leases were given back at stop; null with LISTEN off */
+    /**
+     * @param wakeChannel the channel to NOTIFY after leases were given back at stop; null with LISTEN off
+     * @param order       told of every row poisoned (under outbox.ordering=strict it releases its subject)
+     */
     RowWrites(OutboxStore store, HeldRows held, RejectionRules rules, PoisonRecords poisonRecords,
-              ClaimPacer pacer, RelayMetrics metrics, Clock clock, String wakeChannel) {
+              ClaimPacer pacer, RelayMetrics metrics, Clock clock, String wakeChannel, StrictOrder order) {
         this.store = store;
         this.held = held;
         this.rules = rules;
@@ -46,6 +50,7 @@ final class RowWrites {
         this.metrics = metrics;
         this.clock = clock;
         this.wakeChannel = wakeChannel;
+        this.order = order;
     }
 
     /**
@@ -99,6 +104,7 @@ final class RowWrites {
                 p.attempts(), p.reason(), p.seq());
         }
         metrics.poisoned(poisoned.size());
+        order.poisoned(poisoned);
         poisonRecords.add(poisoned);
     }
 

@@ -56,9 +56,18 @@ final class SharedTableGuard {
 
     SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions, RecordShape shape,
                      OutboxColumns columns) {
+        this(connector, quotedTable, subscriptions, shape, columns, false);
+    }
+
+    /**
+     * @param strictOrder outbox.ordering=strict, which every connector on the table must share: a best-effort one
+     *                    would send a subject's later rows while a strict one's row of it backs off
+     */
+    SharedTableGuard(String connector, String quotedTable, List<Subscription> subscriptions, RecordShape shape,
+                     OutboxColumns columns, boolean strictOrder) {
         this.connector = connector;
         this.tableFingerprint = sha256Hex(quotedTable.contains("\".\"") ? quotedTable : "\"public\"." + quotedTable);
-        this.fingerprint = fingerprint(subscriptions, shape, columns);
+        this.fingerprint = fingerprint(subscriptions, shape, columns, strictOrder);
         this.connectorFingerprint = sha256Hex(connector);
     }
 
@@ -69,10 +78,16 @@ final class SharedTableGuard {
      * of a connector that maps none is the one of versions without the mapping).
      */
     static String fingerprint(List<Subscription> subscriptions, RecordShape shape, OutboxColumns columns) {
+        return fingerprint(subscriptions, shape, columns, false);
+    }
+
+    /** The same, and strict order (best-effort adds nothing: the fingerprint of versions without the key). */
+    static String fingerprint(List<Subscription> subscriptions, RecordShape shape, OutboxColumns columns,
+                              boolean strictOrder) {
         List<Subscription> byName = new ArrayList<>(subscriptions);
         byName.sort(Comparator.comparing(Subscription::name));
         StringBuilder canonical = new StringBuilder(String.valueOf(shape)).append("\n\n")
-            .append(columns.fingerprintPart());
+            .append(columns.fingerprintPart()).append(strictOrder ? "ordering strict\n\n" : "");
         for (Subscription s : byName) {
             canonical.append(s.name()).append('\n').append(s.topic()).append('\n')
                 .append(String.join(",", new TreeSet<>(s.eventTypeGlobs()))).append('\n')
@@ -126,10 +141,11 @@ final class SharedTableGuard {
             String owner = m.group(1);
             String other = owner.length() == OWNER_ROOM ? owner + "..." : owner.replaceFirst("-\\d+$", "");
             return "connector '" + connector + "' would relay the same outbox table as running connector '"
-                + other + "', but with other subscriptions or another record shape. A row is fanned out once, for"
-                + " the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
+                + other + "', but with other subscriptions, another record shape or another outbox.ordering. A row"
+                + " is fanned out once, for the subscriptions of whichever connector claims it, so each connector's subscribers would lose"
                 + " the rows the other one claims. Give '" + connector + "' exactly the subscription settings of '"
-                + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format, outbox.column.*), or add"
+                + other + "' (subscriptions, every subscription.<name>.* key, value.format, headers.format, outbox.column.*,"
+                + " outbox.ordering), or add"
                 + " the new subscriptions to '" + other + "' instead of running a second connector, or give '"
                 + connector + "' its own outbox table";
         }

@@ -46,6 +46,14 @@ SELECT pg_get_expr(i.indpred, i.indrelid)
  WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL
    AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
 
+-- name: SubjectSeqIndexPredicates
+-- For outbox.ordering=strict (docs/ordering.md): every valid partial index whose keys start with some column
+-- and then seq, with that first column's name and the index's predicate; the task looks for its subject column.
+SELECT a.attname::text, pg_get_expr(i.indpred, i.indrelid)
+  FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+ WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL AND i.indnkeyatts >= 2
+   AND i.indkey[1] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
+
 -- name: ClaimIndexNameAndFillfactor
 -- The name to suggest for the claim's index, and the table's fillfactor (NULL when not set: 100); a
 -- partitioned table has none of its own, so its newest partition's (by name) is read.

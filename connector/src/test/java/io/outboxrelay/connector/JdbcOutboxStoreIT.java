@@ -433,41 +433,16 @@ class JdbcOutboxStoreIT {
 
     private static String claimPlanAfterGrowth(String sessionSetup, java.util.function.UnaryOperator<String> edit)
         throws SQLException {
-        io.outboxrelay.common.NamedSql.Bindable claim = io.outboxrelay.common.NamedSql.load(JdbcOutboxStore.class,
-            "outbox-relay.sql").bindable("ClaimRows", "\"events\"", OutboxColumns.DEFAULT::expand);
-        StringBuilder numbered = new StringBuilder();
-        int n = 0;
-        for (char ch : edit.apply(claim.sql()).toCharArray()) {
-            if (ch == '?') {
-                numbered.append('$').append(++n);
-            } else {
-                numbered.append(ch);
-            }
-        }
-        java.util.Map<String, String> values = java.util.Map.ofEntries(java.util.Map.entry("stamp_seqs", "'{}'"),
-            java.util.Map.entry("stamp_fanouts", "'{}'"), java.util.Map.entry("channel", "''"),
-            java.util.Map.entry("receipts", "'{}'"), java.util.Map.entry("takeover_until", "now()"),
-            java.util.Map.entry("owner", "'plan-0#1'"), java.util.Map.entry("task", "'plan-0'"),
-            java.util.Map.entry("task_count", "1"), java.util.Map.entry("task_index", "0"),
-            java.util.Map.entry("limit", "200"), java.util.Map.entry("lease_ms", "60000"),
-            java.util.Map.entry("max_attempts", "5"), java.util.Map.entry("max_record_bytes", "1000000"),
-            java.util.Map.entry("max_claim_bytes", "8000000"), java.util.Map.entry("watch", "'{}'"),
-            java.util.Map.entry("capture", "false"));
-        String args = String.join(", ", claim.names().stream().map(values::get).toList());
+        String args = ClaimStatement.args(java.util.Map.of());
         try (Connection c = db.connect(); Statement st = c.createStatement()) {
             st.execute(sessionSetup);
-            st.execute("PREPARE claim AS " + numbered.toString().replaceAll(";\\s*$", ""));
+            ClaimStatement.prepare(st, "claim", edit);
             st.execute("EXECUTE claim(" + args + ")"); // the plan is made now, on 20 rows
             db.insertEvents(20_000, 1_000, "t.a");
             db.execute("UPDATE events SET fanned_out_at = now(), fanout = '{}' WHERE seq > 20");
-            StringBuilder plan = new StringBuilder();
-            try (java.sql.ResultSet rs = st.executeQuery("EXPLAIN EXECUTE claim(" + args + ")")) {
-                while (rs.next()) {
-                    plan.append(rs.getString(1)).append('\n');
-                }
-            }
+            String plan = ClaimStatement.explain(st, "", "claim", args);
             st.execute("DEALLOCATE claim");
-            return plan.toString();
+            return plan;
         }
     }
 }

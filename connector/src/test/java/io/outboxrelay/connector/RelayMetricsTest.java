@@ -14,7 +14,7 @@ class RelayMetricsTest {
         "rows-fanned-rate", "rows-poisoned-total", "rows-poisoned-rate", "rows-failed-total", "rows-retried-total",
         "lease-expiries-total", "rows-retained-deleted-total", "partitions-dropped-total", "rows-in-flight", "claim-latency-last-ms",
         "claim-latency-max-ms", "claim-size", "claim-size-max", "stamp-latency-last-ms", "stamp-latency-max-ms",
-        "notify-wakeups-total", "sweeps-total"};
+        "notify-wakeups-total", "sweeps-total", "strict-subjects-released-total", "strict-last-released-seq"};
 
     private final MockTime time = new MockTime();
     private final RelayMetrics metrics = new RelayMetrics(time);

@@ -77,4 +77,16 @@ class SharedTableGuardTest {
         assertThat(SharedTableGuard.fingerprint(HOOKS, ENVELOPE,
             new OutboxColumns("id", "type", "subject", "body", "headers", "occurred_at"))).isNotEqualTo("8a2e20");
     }
+
+    @Test
+    void aStrictConnectorAndABestEffortOneOnOneTableConflictAndBestEffortKeepsItsFingerprint() {
+        String strict = new SharedTableGuard("strict", "\"events\"", HOOKS, ENVELOPE, OutboxColumns.DEFAULT, true)
+            .applicationName("strict-0");
+
+        assertThat(new SharedTableGuard("plain", "\"events\"", HOOKS, ENVELOPE, OutboxColumns.DEFAULT, false)
+            .conflictAmong(List.of(strict))).as("best-effort beside strict").contains("outbox.ordering");
+        assertThat(new SharedTableGuard("twin", "\"events\"", HOOKS, ENVELOPE, OutboxColumns.DEFAULT, true)
+            .conflictAmong(List.of(strict))).as("strict beside strict").isNull();
+        assertThat(SharedTableGuard.fingerprint(HOOKS, ENVELOPE, OutboxColumns.DEFAULT, false)).isEqualTo("8a2e20");
+    }
 }
