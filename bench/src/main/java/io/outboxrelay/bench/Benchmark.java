@@ -457,7 +457,11 @@ public final class Benchmark {
         ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         Path dir = options.out();
         json.writeValue(dir.resolve(stamp + ".json").toFile(), results.toMap());
-        String md = Report.markdown(results, stamp, "");
+        // the link from wherever --out put the report (bench/results/ by default) to bench/README.md
+        String readme = dir.toAbsolutePath().normalize()
+            .relativize(options.home().resolve("bench").resolve("README.md").toAbsolutePath().normalize()).toString()
+            .replace('\\', '/');
+        String md = Report.markdown(results, stamp, "", readme);
         Files.writeString(dir.resolve("results.md"), md);
         try {
             if (!results.drains.isEmpty() || !results.ceilings.isEmpty()) {

@@ -53,6 +53,27 @@ final class CpuMeter {
             System.nanoTime() / 1_000_000);
     }
 
+    /**
+     * Waits until the worker, PostgreSQL and the broker together use less than {@code maxCores} over one
+     * {@code windowMs} window (what an earlier step or phase left running, a connector's shutdown, a drain's
+     * compaction or garbage collection, has ended), or until {@code timeoutMs} passed; returns the cores of the
+     * last window. Outside Linux it returns at once.
+     */
+    double awaitQuiet(double maxCores, long windowMs, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        double cores = 0;
+        do {
+            Sample before = sample();
+            Thread.sleep(windowMs); // a measuring window, not a wait for luck: its CPU is what is compared
+            Sample d = sample().minus(before);
+            cores = (d.workerMs() + d.postgresMs() + d.brokerMs()) / (double) Math.max(1, d.wallMs());
+            if (cores < maxCores || !available()) {
+                return cores;
+            }
+        } while (System.nanoTime() < deadline);
+        return cores;
+    }
+
     /** Busy time of all CPUs (user, nice, system, irq, softirq, steal) since boot, in ms; 0 outside Linux. */
     static long machineBusyMs() {
         try {

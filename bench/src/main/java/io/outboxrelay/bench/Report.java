@@ -9,6 +9,11 @@ final class Report {
     }
 
     static String markdown(Results r, String stamp, String chartPrefix) {
+        return markdown(r, stamp, chartPrefix, "../README.md");
+    }
+
+    /** @param readme the link to bench/README.md from where the report is written */
+    static String markdown(Results r, String stamp, String chartPrefix, String readme) {
         StringBuilder md = new StringBuilder();
         md.append("# Outbox relay benchmark: ").append(stamp).append("\n\n");
         md.append("Mode: **").append(r.environment.get("mode")).append("**, total ")
@@ -18,7 +23,7 @@ final class Report {
         md.append("PostgreSQL ").append(r.environment.get("postgres")).append(", Kafka ")
             .append(r.environment.get("kafka")).append(" (1 broker, a JVM of its own), one Connect worker JVM (heap ")
             .append(r.environment.get("workerHeap")).append("), Debezium ").append(r.environment.get("debezium"))
-            .append(". Method and meaning of every number: [bench/README.md](../README.md).\n\n");
+            .append(". Method and meaning of every number: [bench/README.md](").append(readme).append(").\n\n");
         md.append("Durability: PostgreSQL reports ").append(r.environment.get("postgresDurability"))
             .append(", data directory on ").append(r.environment.get("postgresDataFileSystem")).append(".\n\n");
         md.append("Raw numbers: `").append(stamp).append(".json`.\n\n");

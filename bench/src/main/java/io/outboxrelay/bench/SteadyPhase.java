@@ -10,13 +10,20 @@ import java.util.List;
  * application commits one event per transaction at a fixed rate. For each workload and rate, one step with no
  * connector (the writers alone) and one per contender streaming; each contender's cost is its step minus the
  * no-connector step ({@link SteadyAccounting}). Every step gets a fresh database, is measured right after a
- * CHECKPOINT, and runs the same {@link PacedWriter} schedule: an unmeasured warm-up, then the measured window.
+ * CHECKPOINT, starts once the machine is quiet again, and runs the same {@link PacedWriter} schedule: an unmeasured
+ * warm-up, then the measured window.
  * Within a group (a workload at a rate) the no-connector step runs between the relay and the tuned Debezium, the
  * pair the targets compare, and every other group runs in the mirrored order, so drift does not favour a side.
  */
 final class SteadyPhase {
     /** Rows of the second workload's other table. */
     static final int ACCOUNTS = 100_000;
+    /** A step is measured once the worker, PostgreSQL and the broker use less than this, idle... */
+    private static final double QUIET_CORES = 0.05;
+    /** ...over one window this long... */
+    private static final long QUIET_WINDOW_MS = 1_000;
+    /** ...or once this long has passed (then the log says so). */
+    private static final long QUIET_TIMEOUT_MS = 30_000;
     /** Events relayed before a step starts, to know the contender streams. */
     private static final int PRIMING_EVENTS = 20;
 
@@ -110,6 +117,13 @@ final class SteadyPhase {
     private static Results.SteadyStep step(Bench b, Workload w, int rate, int order, TableSetup s,
                                            StatementKinds kinds) throws Exception {
         BenchOptions.SteadyOptions o = b.options.steady();
+        // a step starts once what the step before left running has ended (a connector's shutdown, the warm-up
+        // drain's aftermath in the broker and the worker): measured, the first step of the phase paid for it
+        double left = b.cpu.awaitQuiet(QUIET_CORES, QUIET_WINDOW_MS, QUIET_TIMEOUT_MS);
+        if (left >= QUIET_CORES) {
+            b.log("  (steady step %s at %,d/s starts with %.2f cores still busy after %d s)", s.label(), rate, left,
+                QUIET_TIMEOUT_MS / 1000);
+        }
         BenchDatabases.Db db = b.postgres.createDatabase("steady");
         Contender c = null;
         try {
