@@ -452,7 +452,9 @@ BEGIN
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I(older_than timestamptz)
       RETURNS TABLE (partition_name text, upper_bound timestamptz, dropped boolean, pending bigint, poisoned bigint)
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s' AS $fn$
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
+    -- its own plans, not the relay session's (which turns sequential and bitmap scans off): it reads whole partitions
+    SET enable_seqscan = on SET enable_bitmapscan = on AS $fn$
     DECLARE
       locked boolean := false;
       p record;
@@ -610,7 +612,9 @@ BEGIN
   END IF;
   -- Strict order's probe: is an earlier row of this subject still pending? Partial like the claim's index, so
   -- it holds the rows in line only.
-  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (%I, seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
+  -- On the subject's hash, not the subject: a subject is any text, and a btree entry over a third of a page would
+  -- fail the application's insert; the probe compares the subjects too, so two subjects of one hash stay apart.
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (hashtext(%I::text), seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
     n || '_subject_pending_idx', s, n, c_subject);
 END;
 $outbox$;

@@ -161,7 +161,9 @@ BEGIN
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I(older_than timestamptz)
       RETURNS TABLE (partition_name text, upper_bound timestamptz, dropped boolean, pending bigint, poisoned bigint)
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s' AS $fn$
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '5s'
+    -- its own plans, not the relay session's (which turns sequential and bitmap scans off): it reads whole partitions
+    SET enable_seqscan = on SET enable_bitmapscan = on AS $fn$
     DECLARE
       locked boolean := false;
       p record;

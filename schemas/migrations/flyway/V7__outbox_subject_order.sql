@@ -1,4 +1,4 @@
--- Outbox Relay migration V7: the index <table>_subject_pending_idx on (subject, seq) of the rows still pending,
+-- Outbox Relay migration V7: the index <table>_subject_pending_idx on (hashtext(subject), seq) of the rows still pending,
 -- which outbox.ordering=strict reads to claim a row only when no earlier row of its subject is pending
 -- (docs/ordering.md). The relay's validation refuses outbox.ordering=strict on a table without it; with the
 -- default ordering the relay never reads it. It costs a writer one index entry per insert (the stamp, already
@@ -9,7 +9,7 @@
 --   SET outbox_relay.outbox_table = 'app.events';
 -- An adopted table (outbox-adopt-existing.sql) indexes its subject column: outbox_relay.column_subject.
 -- CREATE INDEX blocks inserts while it reads the table: on a large live table, first run by hand
---   CREATE INDEX CONCURRENTLY events_subject_pending_idx ON events (subject, seq)
+--   CREATE INDEX CONCURRENTLY events_subject_pending_idx ON events (hashtext(subject::text), seq)
 --     WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
 -- and this migration then finds it. schemas/sql/outbox.sql runs it after V1 to V6.
 
@@ -27,7 +27,9 @@ BEGIN
   END IF;
   -- Strict order's probe: is an earlier row of this subject still pending? Partial like the claim's index, so
   -- it holds the rows in line only.
-  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (%I, seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
+  -- On the subject's hash, not the subject: a subject is any text, and a btree entry over a third of a page would
+  -- fail the application's insert; the probe compares the subjects too, so two subjects of one hash stay apart.
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (hashtext(%I::text), seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
     n || '_subject_pending_idx', s, n, c_subject);
 END;
 $outbox$;

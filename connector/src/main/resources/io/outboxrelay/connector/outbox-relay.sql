@@ -146,17 +146,19 @@ SELECT k.seq, k.id, k.type, k.subject, k.payload, k.occurred_at, k.attempts, k.l
 -- off, leased by anyone, this task included, or free but not claimed by this statement), except the rows this
 -- statement stamps. So a subject has at most one row unacknowledged, and a failed row holds its subject's later
 -- rows back until it is stamped or poisoned. The probe reads the subject index of migration V7,
--- <table>_subject_pending_idx, backwards from the row (a scalar subquery: PostgreSQL drops the ORDER BY of an
+-- <table>_subject_pending_idx (on the subject's hash: any subject can be indexed; the subjects are compared
+-- too), backwards from the row (a scalar subquery: PostgreSQL drops the ORDER BY of an
 -- EXISTS): a row held back finds the row before it at once, not after the entries its subject's stamped rows
 -- leave in the index until VACUUM (read forwards, a hot subject's drain read them all, for every row, at every
 -- claim: 33 ms a claim at 1000 rows). "No earlier row" is said as "the earlier row, or this one, is not earlier":
 -- PostgreSQL guesses that a subquery IS NULL holds for 0.5 % of rows, and planned the rest of the claim for one
 -- row (joins made once per row: 800 ms for a claim of 1000); a comparison it guesses at a third.
      AND COALESCE((SELECT b.seq FROM {table} b
-                    WHERE b.{col.subject} = r.{col.subject} AND b.seq < r.seq
+                    WHERE hashtext(b.{col.subject}::text) = hashtext(r.{col.subject}::text)
+                      AND b.{col.subject} = r.{col.subject} AND b.seq < r.seq
                       AND b.fanned_out_at IS NULL AND b.poisoned_at IS NULL
                       AND NOT (b.seq = ANY(:stamp_seqs::bigint[]))
-                    ORDER BY b.{col.subject} DESC, b.seq DESC
+                    ORDER BY hashtext(b.{col.subject}::text) DESC, b.seq DESC
                     LIMIT 1), r.seq) >= r.seq
 
 -- name: TakeoverHorizon

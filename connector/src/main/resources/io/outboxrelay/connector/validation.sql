@@ -47,11 +47,13 @@ SELECT pg_get_expr(i.indpred, i.indrelid)
    AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
 
 -- name: SubjectSeqIndexPredicates
--- For outbox.ordering=strict (docs/ordering.md): every valid partial index whose keys start with some column
--- and then seq, with that first column's name and the index's predicate; the task looks for its subject column.
-SELECT a.attname::text, pg_get_expr(i.indpred, i.indrelid)
-  FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+-- For outbox.ordering=strict (docs/ordering.md): every valid partial index whose keys start with an expression
+-- and then seq, with that first key as PostgreSQL prints it and the index's predicate; the task looks for the hash
+-- of its subject column (migration V7).
+SELECT pg_get_indexdef(i.indexrelid, 1, false), pg_get_expr(i.indpred, i.indrelid)
+  FROM pg_index i
  WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL AND i.indnkeyatts >= 2
+   AND i.indkey[0] = 0
    AND i.indkey[1] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');
 
 -- name: ClaimIndexNameAndFillfactor
