@@ -24,7 +24,7 @@ final class StatementKinds {
     /** Run inside a function or trigger (pg_stat_statements' toplevel false): e.g. the relay's trigger in an insert. */
     static final String NESTED = "nested";
 
-    private static final Pattern COMMENT = Pattern.compile("--[^\n]*");
+    private static final Pattern COMMENT = Pattern.compile("--[^\n]*|/\\*.*?\\*/", Pattern.DOTALL);
     /** Quoted identifiers and literals, {placeholders}, :named and $n parameters: what differs between template and log. */
     private static final Pattern VARYING = Pattern.compile(
         "\"[^\"]*\"|'(?:[^']|'')*'|\\{[^}]*}|(?<!:):[a-z_][a-z0-9_]*|\\$\\d+");

@@ -40,6 +40,13 @@ class StatementKindsTest {
     }
 
     @Test
+    void theClaimIsKnownWithOrWithoutTheStrictOrderPlaceholderItsFileCarries() {
+        // a best-effort task sends ClaimRows with its /*strict_order*/ comment left out (docs/ordering.md)
+        assertThat(logged("ClaimRows")).contains("/*strict_order*/");
+        assertThat(kinds.kind(logged("ClaimRows").replace("/*strict_order*/", ""), true)).isEqualTo(StatementKinds.CLAIM);
+    }
+
+    @Test
     void aStatementThatOnlyLooksLikeTheClaimIsNotTheClaim() {
         String claim = logged("ClaimRows");
         assertThat(kinds.kind(claim.replace("ORDER BY seq", "ORDER BY id"), true)).isNotEqualTo(StatementKinds.CLAIM);
