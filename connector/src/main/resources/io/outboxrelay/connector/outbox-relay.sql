@@ -17,7 +17,9 @@
 -- limit applies. So the sessions take only plans that stay right at any size: no sequential scan, no bitmap
 -- (the claim reads the partial index in seq order, stops at the limit and marks dead entries as it passes
 -- them), and every statement that joins the table to a list of seqs also says seq = ANY(those seqs), so the
--- table is read through its primary key for exactly those rows whatever join the plan makes
+-- table is read through its primary key for exactly those rows whatever join the plan makes. (On a partitioned
+-- table a claim of 2,000 rows planned on tiny partitions still probes every partition once per row, with or
+-- without that: docs/partitioned-outbox.md.)
 -- (JdbcOutboxStoreIT checks the claim's plan). A statement with no index to use still scans.
 SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off;
 
@@ -57,6 +59,9 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
 -- above its xmax, and the newest writers may be there when nothing later has ended yet).
 --
+-- h is MATERIALIZED: inlined, as PostgreSQL does with a CTE read once, its aggregate over c was computed again for
+-- every row of c (a claim of 2,000 rows: 0.77 s, 19 ms materialized).
+--
 -- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent,
 -- watch, in progress: 16-19); with nothing claimed there is one row, its claimed columns null.
 WITH s AS (
@@ -85,7 +90,7 @@ c AS (
    ORDER BY seq
    LIMIT :limit
    FOR UPDATE SKIP LOCKED),
-h AS (SELECT min(seq) AS head, min(seq) FILTER (WHERE attempts > 0) AS cut, count(*) AS found FROM c),
+h AS MATERIALIZED (SELECT min(seq) AS head, min(seq) FILTER (WHERE attempts > 0) AS cut, count(*) AS found FROM c),
 l AS (
   SELECT c.seq, c.prev_lease, c.payload, c.headers, h.found, b.bytes, sum(b.bytes) OVER w AS running,
          row_number() OVER w AS n
