@@ -11,8 +11,9 @@ import org.slf4j.LoggerFactory;
  * timing. Three states (docs/wakeup.md has the diagram, every edge and the test of each):
  * <ul>
  *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
- *       left rows in line); the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches the task
- *       changes nothing. Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at
+ *       left rows in line), spacing its claims out up to {@code outbox.linger.max.ms} while they bring fewer than
+ *       {@link #ROWS_PER_CLAIM_AIMED} rows; the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches
+ *       the task changes nothing. Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at
  *       least) it arms the flag.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
@@ -57,12 +58,21 @@ final class ClaimPacer {
     static final long SETTLE_WAIT_MAX_MS = 250;
     /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
     static final long MAX_WAIT_MS = 250;
+    /**
+     * Rows an active task aims to find per claim. At a rate that brings fewer in {@code outbox.linger.ms}, what a
+     * claim costs (a statement, a list of records, a produce request) is paid for a handful of rows: the task
+     * spaces its claims out so that one brings about this many, up to {@code outbox.linger.max.ms} apart.
+     */
+    static final int ROWS_PER_CLAIM_AIMED = 8;
+    /** How much of the task's arrival rate each claim's own reading makes up (an exponential average). */
+    static final double RATE_SMOOTHING = 0.3;
     /** At most one warning this often about a flag the task cannot arm or read. */
     private static final long WARN_EVERY_MS = 60_000;
 
     private Flag flag;
     private final boolean listening;
     private final long paceMs;
+    private final long maxPaceMs;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
     private final Runnable checkListener;
@@ -84,16 +94,22 @@ final class ClaimPacer {
     /** When the task's last claim found rows: the idle time before arming counts from here. */
     private long lastRowsAt;
     private long lastWarnAt = Long.MIN_VALUE;
+    /** When the last claim of this active spell ended (MIN_VALUE: none yet), and the rows per ms since. */
+    private long lastActiveClaimAt = Long.MIN_VALUE;
+    private double rowsPerMs = -1;
 
     /**
      * @param listening     whether LISTEN is on; off, the task claims every {@code pollIntervalMs} while quiet
      * @param paceMs        {@code outbox.linger.ms}: between claims while rows keep arriving
+     * @param maxPaceMs     {@code outbox.linger.max.ms}: between claims while each brings few rows (at least
+     *                      {@code paceMs})
      * @param checkListener asks the LISTEN session to prove it is alive (a clear came without its NOTIFY)
      */
-    ClaimPacer(long now, boolean listening, long paceMs, long sweepIntervalMs, long pollIntervalMs,
+    ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs,
                Runnable checkListener) {
         this.listening = listening;
         this.paceMs = Math.max(1, paceMs);
+        this.maxPaceMs = Math.max(this.paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
         this.pollIntervalMs = pollIntervalMs;
         this.checkListener = checkListener;
@@ -179,12 +195,14 @@ final class ClaimPacer {
         if (more || rows > 0) {
             activate(now);
             lastRowsAt = now;
-            claimAt = more ? now : now + paceMs;
+            long pace = activePace(now, rows);
+            claimAt = more ? now : now + pace;
             return;
         }
         switch (state) {
             case ACTIVE -> {
                 emptyClaims++;
+                long pace = activePace(now, 0);
                 boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= IDLE_BEFORE_ARMING_MS;
                 if (idle && flag != null) {
                     armDue = true;
@@ -192,7 +210,7 @@ final class ClaimPacer {
                 } else if (idle) {
                     quiet(now);
                 } else {
-                    claimAt = now + paceMs;
+                    claimAt = now + pace;
                 }
             }
             case SETTLING -> settle(now, inProgress != null ? inProgress : running, inProgress == null);
@@ -218,12 +236,36 @@ final class ClaimPacer {
         return Math.max(0, Math.min(MAX_WAIT_MS, until - now));
     }
 
-    /** The pace: between a busy task's claims, and the soonest a task not busy stamps what was acknowledged. */
+    /** {@code outbox.linger.ms}: the soonest a task not busy stamps what was acknowledged. */
     long paceMs() {
         return paceMs;
     }
 
+    /**
+     * The wait before an active task's next claim, from the rows its claims found: {@code outbox.linger.ms} at a
+     * rate that brings {@link #ROWS_PER_CLAIM_AIMED} rows in that time or more, longer at a lower rate, never
+     * longer than {@code outbox.linger.max.ms}. The first claim of an active spell waits the shortest pace: the
+     * rows it found tell nothing of how long they took to come.
+     */
+    private long activePace(long now, int rows) {
+        if (lastActiveClaimAt == Long.MIN_VALUE) {
+            lastActiveClaimAt = now;
+            rowsPerMs = -1;
+            return paceMs;
+        }
+        double sample = rows / (double) Math.max(1, now - lastActiveClaimAt);
+        lastActiveClaimAt = now;
+        rowsPerMs = rowsPerMs < 0 ? sample : rowsPerMs + RATE_SMOOTHING * (sample - rowsPerMs);
+        if (rowsPerMs * maxPaceMs <= ROWS_PER_CLAIM_AIMED) {
+            return maxPaceMs;
+        }
+        return Math.max(paceMs, Math.min(maxPaceMs, Math.round(ROWS_PER_CLAIM_AIMED / rowsPerMs)));
+    }
+
     private void activate(long now) {
+        if (state != State.ACTIVE) {
+            lastActiveClaimAt = Long.MIN_VALUE; // a new spell: its first claim tells nothing of the rate
+        }
         state = State.ACTIVE;
         emptyClaims = 0;
         armDue = false;

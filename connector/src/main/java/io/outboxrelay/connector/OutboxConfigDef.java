@@ -124,12 +124,19 @@ final class OutboxConfigDef {
                     + " chunk of outbox.batch.size rows as soon as the last is acknowledged. 0 turns replay off.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Replay check interval (ms)")
             .define(LINGER_MS, Type.LONG, DEFAULT_LINGER_MS, Range.between(0, 1_000), Importance.LOW,
-                "While rows keep arriving, a relay task claims every this many milliseconds, and the stamps of the"
-                    + " rows acknowledged meanwhile go with that claim: a row committed while the relay is busy waits"
-                    + " up to this long for its claim. The relay's statements per second, not per commit, are what this"
-                    + " bounds: larger costs the database less, smaller adds less latency. Once claims find nothing"
-                    + " the task waits for a NOTIFY instead (docs/wakeup.md). 0 is read as 1.",
+                "While rows keep arriving, a relay task claims every this many milliseconds (further apart, up to"
+                    + " outbox.linger.max.ms, while each claim brings fewer than eight rows), and the stamps of the rows"
+                    + " acknowledged meanwhile go with that claim. The relay's statements per second, not per commit,"
+                    + " are what this bounds: larger costs the database less, smaller adds less latency. Once claims"
+                    + " find nothing the task waits for a NOTIFY instead (docs/wakeup.md). 0 is read as 1.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
+            .define(LINGER_MAX_MS, Type.LONG, DEFAULT_LINGER_MAX_MS, Range.between(0, 10_000), Importance.LOW,
+                "While rows keep arriving at a rate that brings fewer than eight in outbox.linger.ms, a relay task"
+                    + " spaces its claims out, up to this many milliseconds apart, so that each claim brings about eight:"
+                    + " a claim costs the database, the worker and the broker about the same whatever it carries. It is"
+                    + " the longest a row committed while the relay is busy waits for its claim. At or below"
+                    + " outbox.linger.ms the task claims every outbox.linger.ms whatever the rate (docs/wakeup.md).",
+                OUTBOX_GROUP, ++order, Width.SHORT, "Linger max (ms)")
             .define(FANNED_CHANNEL, Type.STRING, "outbox_events_fanned", new ChannelValidator(true), Importance.LOW,
                 "After a stamp commits, the fanned event ids are NOTIFYed on this channel (write receipts). Empty"
                     + " disables receipts.", OUTBOX_GROUP, ++order, Width.MEDIUM, "Receipt channel")

@@ -95,7 +95,8 @@ public class OutboxRelayTask extends SourceTask {
             : SlotReconciler.none();
         long now = clock.millis();
         // before the backend opens: its LISTEN thread may call notified() at once
-        pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.sweepInterval().toMillis(),
+        pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.lingerMaxMs(),
+            connector.sweepInterval().toMillis(),
             connector.pollInterval().toMillis(), () -> backend.checkListener());
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::notified);

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
  */
 class ClaimPacerTest {
     private static final long PACE = 10;
+    /** outbox.linger.max.ms of the pacers that stretch their pace (the others: PACE, a fixed pace). */
+    private static final long MAX_PACE = 25;
     private static final long SWEEP = 60_000;
     private static final long POLL = 1_000;
 
@@ -21,9 +23,25 @@ class ClaimPacerTest {
     private long now = 1_000;
 
     private ClaimPacer listening() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, SWEEP, POLL, () -> listenerChecks++);
+        return listening(PACE);
+    }
+
+    private ClaimPacer listening(long maxPace) {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL, () -> listenerChecks++);
         pacer.useFlag(flag);
         return pacer;
+    }
+
+    /** Claims {@code rows} each time one is due, {@code claims} times; returns the wait before the next one. */
+    private long paceAfter(ClaimPacer pacer, int claims, int rows) {
+        long wait = pacer.waitMs(now, true);
+        for (int i = 0; i < claims; i++) {
+            now += wait;
+            claim(pacer, rows);
+            wait = pacer.waitMs(now, true);
+            assertThat(pacer.next(now + wait - 1, true)).as("no claim before the pace it said").isNull();
+        }
+        return wait;
     }
 
     /** The claim due now, told that it found {@code rows}, with nothing watched still running. */
@@ -47,7 +65,11 @@ class ClaimPacerTest {
 
     /** From the start (ACTIVE) to QUIET: two empty claims, the arming, the claim that notes the writers. */
     private ClaimPacer quiet() {
-        ClaimPacer pacer = twoEmptyClaims(listening());
+        return quiet(listening());
+    }
+
+    private ClaimPacer quiet(ClaimPacer active) {
+        ClaimPacer pacer = twoEmptyClaims(active);
         ClaimPacer.Claim afterArming = claim(pacer, 0);
         assertThat(afterArming.capture()).isTrue();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -65,6 +87,54 @@ class ClaimPacerTest {
         }
         assertThat(flag.arms).isZero();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+    }
+
+    @Test
+    void claimsThatBringFewRowsAreSpacedOutUpToTheLongestPace() {
+        assertThat(paceAfter(listening(MAX_PACE), 20, 3)).as("3 rows a claim: spaced out, at most MAX_PACE")
+            .isEqualTo(MAX_PACE);
+        assertThat(flag.arms).isZero();
+        // the control: with outbox.linger.max.ms at outbox.linger.ms the same rows are claimed every PACE
+        assertThat(paceAfter(listening(PACE), 20, 3)).isEqualTo(PACE);
+    }
+
+    @Test
+    void atARateThatFillsAClaimInThePaceTheTaskClaimsEveryPace() {
+        assertThat(paceAfter(listening(MAX_PACE), 20, ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+        assertThat(paceAfter(listening(MAX_PACE), 20, 5 * ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+    }
+
+    @Test
+    void betweenTheTwoThePaceIsWhatBringsTheAimedRows() {
+        // 0.6 rows/ms: the aimed 8 rows take 13.3 ms
+        ClaimPacer pacer = listening(MAX_PACE);
+        claim(pacer, 6);
+        long wait = PACE;
+        for (int i = 0; i < 40; i++) {
+            now += wait;
+            claim(pacer, (int) Math.round(0.6 * wait));
+            wait = pacer.waitMs(now, true);
+        }
+        assertThat(wait).isBetween(12L, 15L);
+    }
+
+    @Test
+    void aRiseInTheRateShortensThePaceWithinAFewClaims() {
+        ClaimPacer pacer = listening(MAX_PACE);
+        assertThat(paceAfter(pacer, 20, 2)).isEqualTo(MAX_PACE);
+        assertThat(paceAfter(pacer, 3, 4 * ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+    }
+
+    @Test
+    void theFirstClaimOfAnActiveSpellWaitsTheShortestPace() {
+        ClaimPacer pacer = quiet(listening(MAX_PACE));
+        pacer.wake();
+        claim(pacer, 1);
+        assertThat(pacer.waitMs(now, true)).as("one row after a quiet spell tells nothing of the rate")
+            .isEqualTo(PACE);
+        now += PACE;
+        claim(pacer, 1);
+        assertThat(pacer.waitMs(now, true)).as("one row in a pace: spaced out").isEqualTo(MAX_PACE);
     }
 
     @Test
@@ -247,7 +317,7 @@ class ClaimPacerTest {
 
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
-        ClaimPacer pacer = new ClaimPacer(now, false, PACE, SWEEP, POLL, () -> listenerChecks++);
+        ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL, () -> listenerChecks++);
         pacer.useFlag(flag);
         twoEmptyClaims(pacer);
         assertThat(flag.arms).as("nobody listens: no arming").isZero();
@@ -259,7 +329,7 @@ class ClaimPacerTest {
 
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, SWEEP, POLL, () -> listenerChecks++);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, () -> listenerChecks++);
         pacer.useFlag(null);
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);

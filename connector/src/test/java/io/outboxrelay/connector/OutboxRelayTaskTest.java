@@ -56,6 +56,8 @@ class OutboxRelayTaskTest {
             "name", "relay", "connection.url", "jdbc:postgresql://localhost/test", "subscriptions", "orders",
             "outbox.listen.enabled", "false", "outbox.lease.ms", Long.toString(LEASE_MS),
             "outbox.backoff.initial.ms", "2000", "outbox.poll.interval.ms", "1000"));
+        // a fixed pace: these tests count claims per linger; the stretched pace is the one test that leaves it out
+        props.put("outbox.linger.max.ms", Long.toString(LINGER_MS));
         props.putAll(overrides);
         task = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) -> {
             // a LISTEN thread may report at once, before start() has finished
@@ -386,6 +388,27 @@ class OutboxRelayTaskTest {
         assertThat(task.poll()).as("arms, and claims once more noting the writers in progress").isNull();
         assertThat(flag.arms).isOne();
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
+    }
+
+    @Test
+    void withTheDefaultsATrickleIsClaimedLessOftenThanEveryLingerButWithinTheLongestPace() throws Exception {
+        store.withWakeupFlag();
+        Map<String, String> defaults = new HashMap<>(Map.of("outbox.listen.enabled", "true"));
+        defaults.put("outbox.linger.max.ms", Long.toString(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS));
+        start(defaults);
+        store.insert(1, "a");
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        long seq = 2;
+        long gap = LINGER_MS;
+        for (int cycle = 0; cycle < 6; cycle++) { // two rows per linger: a quarter of the aimed rows
+            store.insert(seq++, "a");
+            store.insert(seq++, "b");
+            clock.advance(gap - 1);
+            assertThat(task.poll()).as("cycle %d: not before the pace", cycle).isNull();
+            clock.advance(1);
+            assertThat(seqs(task.poll())).as("cycle %d", cycle).containsExactly(seq - 2, seq - 1);
+            gap = OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS;
+        }
     }
 
     /**
