@@ -215,7 +215,7 @@ class RelayFailureHandlingIT {
 
     /**
      * Stamps fail while the task holds acknowledged rows, so every pass fails and the task backs off for
-     * longer than the lease (backoff cap 6 s, lease 3 s). The leases of the rows it holds must be extended
+     * longer than the lease (backoff cap 3 s, lease 1.5 s). The leases of the rows it holds must be extended
      * through the backoff: a lapsed lease lets another claimer take rows this task will still stamp.
      */
     @Test
@@ -225,17 +225,17 @@ class RelayFailureHandlingIT {
             "true");
         db.insertEvents(30, 5, "order.created");
         Map<String, String> cfg = ordersConfig(db, "backoff-leases");
-        cfg.put("outbox.lease.ms", "3000");
-        cfg.put("outbox.backoff.initial.ms", "2000");
-        cfg.put("outbox.backoff.max.ms", "6000");
+        cfg.put("outbox.lease.ms", "1500");
+        cfg.put("outbox.backoff.initial.ms", "1000");
+        cfg.put("outbox.backoff.max.ms", "3000");
         TestConnect.cluster().configureConnector(connector, cfg);
 
         assertThat(TestConnect.consume(30, Duration.ofSeconds(30), "backoff-leases-orders")).hasSize(30);
         await().atMost(Duration.ofSeconds(30)).until(() -> timesAsked(db, "stamp_attempts") >= 3);
-        // by now the task backs off up to 6 s at a time; in 12 s no held row's lease may lapse
+        // by now the task backs off up to 3 s at a time; in 6 s no held row's lease may lapse
         String lapsed = "SELECT count(*) FROM events WHERE fanned_out_at IS NULL"
             + " AND (lease_until IS NULL OR lease_until < now())";
-        await().during(Duration.ofSeconds(12)).atMost(Duration.ofSeconds(14))
+        await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(8))
             .pollInterval(Duration.ofMillis(200)).until(() -> db.queryLong(lapsed) == 0);
 
         db.execute("DROP TRIGGER stamp_attempts ON events");
