@@ -135,7 +135,8 @@ final class OutboxConfigDef {
                     + " spaces its claims out, up to this many milliseconds apart, so that each claim brings about eight:"
                     + " a claim costs the database, the worker and the broker about the same whatever it carries. It is"
                     + " the longest a row committed while the relay is busy waits for its claim. At or below"
-                    + " outbox.linger.ms the task claims every outbox.linger.ms whatever the rate (docs/wakeup.md).",
+                    + " outbox.linger.ms, and with outbox.ordering=strict (a claim takes one row per subject there),"
+                    + " the task claims every outbox.linger.ms whatever the rate (docs/wakeup.md).",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger max (ms)")
             .define(FANNED_CHANNEL, Type.STRING, "outbox_events_fanned", new ChannelValidator(true), Importance.LOW,
                 "After a stamp commits, the fanned event ids are NOTIFYed on this channel (write receipts). Empty"

@@ -241,7 +241,7 @@ public class OutboxRelayTask extends SourceTask {
         maintenance.run(now);
         boolean room = hasRoom();
         if (held.has(HeldRow.State.ACKED) && pacer.state() != ClaimPacer.State.ACTIVE) {
-            pacer.request(now + pacer.paceMs()); // an active task stamps with its next claim, at most a pace away
+            pacer.request(now + pacer.paceMs()); // an active task stamps with its next claim, at most outbox.linger.max.ms away
         }
         List<SourceRecord> out = new ArrayList<>();
         ClaimPacer.Claim claim = pacer.next(now, room);

@@ -165,9 +165,13 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
         return getLong(LINGER_MS);
     }
 
-    /** The longest pace of a busy task whose claims bring few rows; below {@link #lingerMs()}, that. */
+    /**
+     * The longest pace of a busy task whose claims bring few rows; below {@link #lingerMs()}, that. Under strict
+     * ordering always {@link #lingerMs()}: a claim takes one row per subject there, so few rows a claim say nothing
+     * of the rate, and a hot subject would move at half its pace.
+     */
     public long lingerMaxMs() {
-        return Math.max(lingerMs(), getLong(LINGER_MAX_MS));
+        return strictOrdering() ? lingerMs() : Math.max(lingerMs(), getLong(LINGER_MAX_MS));
     }
 
     public String fannedChannel() {

@@ -27,6 +27,17 @@ class StrictOrderTest {
     }
 
     @Test
+    void underStrictOrderABusyTaskKeepsTheShortestPace() {
+        // one row a claim per subject: few rows a claim would stretch the pace and halve a hot subject's drain
+        assertThat(TestConfigs.minimal().lingerMaxMs()).isEqualTo(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+        assertThat(TestConfigs.minimal("outbox.ordering", "strict").lingerMaxMs())
+            .isEqualTo(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        assertThat(TestConfigs.minimal("outbox.ordering", "strict", "outbox.linger.max.ms", "50").lingerMaxMs())
+            .isEqualTo(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        assertThat(TestConfigs.minimal("outbox.linger.max.ms", "50").lingerMaxMs()).as("the control").isEqualTo(50);
+    }
+
+    @Test
     void anUnknownOrderingIsRefusedWithTheChoices() {
         assertThatThrownBy(() -> TestConfigs.minimal("outbox.ordering", "total"))
             .isInstanceOf(ConfigException.class).hasMessageContaining("outbox.ordering")
