@@ -54,10 +54,10 @@ final class CpuMeter {
     }
 
     /**
-     * Waits until the worker, PostgreSQL and the broker together use less than {@code maxCores} over one
-     * {@code windowMs} window (what an earlier step or phase left running, a connector's shutdown, a drain's
-     * compaction or garbage collection, has ended), or until {@code timeoutMs} passed; returns the cores of the
-     * last window. Outside Linux it returns at once.
+     * Waits until the whole machine (the worker, PostgreSQL, the broker, this JVM and any other process) uses less
+     * than {@code maxCores} over one {@code windowMs} window (what an earlier step or phase left running, a
+     * connector's shutdown, a drain's compaction or garbage collection, has ended), or until {@code timeoutMs}
+     * passed; returns the cores of the last window. Outside Linux it returns at once.
      */
     double awaitQuiet(double maxCores, long windowMs, long timeoutMs) throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
@@ -66,7 +66,8 @@ final class CpuMeter {
             Sample before = sample();
             Thread.sleep(windowMs); // a measuring window, not a wait for luck: its CPU is what is compared
             Sample d = sample().minus(before);
-            cores = (d.workerMs() + d.postgresMs() + d.brokerMs()) / (double) Math.max(1, d.wallMs());
+            // the whole machine: the bench's own threads and other processes (a JIT, a collector) count too
+            cores = d.machineBusyMs() / (double) Math.max(1, d.wallMs());
             if (cores < maxCores || !available()) {
                 return cores;
             }

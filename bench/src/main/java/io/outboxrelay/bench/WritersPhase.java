@@ -72,6 +72,27 @@ final class WritersPhase {
         }
     }
 
+    /**
+     * Events committed but not yet relayed when the window ends: the relay's rows not fanned out, Debezium's events
+     * not yet in its topic (it reads the WAL behind the writers and may be far behind: its CPU in the window is then
+     * less than what relaying them costs). -1 when it cannot tell.
+     */
+    private static long unrelayed(Bench b, TableSetup s, Contender c, BenchDatabases.Db db) {
+        if (s.kind() == TableSetup.Kind.RELAY) {
+            return db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL");
+        }
+        if (c == null || c.topics().isEmpty()) {
+            return -1;
+        }
+        long committed = db.queryLong("SELECT count(*) FROM events");
+        try {
+            long records = b.kafka.endOffsets(c.topics()).values().stream().mapToLong(Long::longValue).sum();
+            return Math.max(0, committed - records / c.topics().size());
+        } catch (IllegalStateException e) {
+            return -1; // no topic yet
+        }
+    }
+
     private static Results.WriterRun measure(Bench b, TableSetup s, int connections, int round,
                                              BenchOptions.WriterOptions w) throws Exception {
         BenchDatabases.Db db = b.postgres.createDatabase("writers");
@@ -81,15 +102,14 @@ final class WritersPhase {
             // every measurement starts right after a checkpoint: the same full-page writes for each
             db.execute("CHECKPOINT");
             Load load = full(b, db, connections, w.warmupSeconds(), w.seconds());
-            long unrelayed = s.kind() == TableSetup.Kind.RELAY
-                ? db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL") : -1;
+            long unrelayed = unrelayed(b, s, c, db);
             Results.WriterRun r = new Results.WriterRun(s.key(), s.label(), s.kind().name().toLowerCase(), connections,
                 round, load.commits, Results.round2(load.seconds), Math.round(load.commits / load.seconds), unrelayed,
                 Results.Cpu.of(load.cpu, load.commits));
             b.log("  %-28s %2d connections, round %d: %,7.0f commits/s (postgres %.0f, worker %.0f us/commit;"
                     + " other processes %.2f cores%s)", s.key(), connections, round, r.commitsPerSec(),
                 r.cpu().postgresUsPerEvent(), r.cpu().workerUsPerEvent(), r.cpu().othersCores(),
-                unrelayed >= 0 ? String.format("; %,d rows not yet relayed at the end", unrelayed) : "");
+                unrelayed >= 0 ? String.format("; %,d events not yet relayed at the end", unrelayed) : "");
             return r;
         } finally {
             if (c != null) {
