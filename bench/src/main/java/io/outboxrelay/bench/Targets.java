@@ -203,6 +203,16 @@ final class Targets {
                 }
             }
         }
+        for (int connections : r.writerCases.stream().filter(c -> c.key().equals("debezium-tuned"))
+            .mapToInt(Results.WriterCase::connections).toArray()) {
+            Results.Ratio x = WritersPhase.ratio(r.writers, "relay-shipped", "debezium-tuned", connections);
+            if (!Double.isNaN(x.mean())) {
+                r.targets.add(new Results.Target("writers: relay vs Debezium tuned (" + connections + " connections,"
+                    + " info)", "the writers' commits/s with the relay running over with Debezium polling every 10 ms,"
+                    + " the relay's latency peer", String.format("%.2fx (range %.2f-%.2f)", x.mean(), x.min(), x.max()),
+                    null));
+            }
+        }
         for (Results.Idle idle : r.idle) {
             if (idle.tasks() > 0) {
                 r.targets.add(new Results.Target("idle cost: " + idle.key() + " (info)", "CPU per task with no writes,"

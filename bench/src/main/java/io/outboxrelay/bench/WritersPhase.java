@@ -51,6 +51,8 @@ final class WritersPhase {
         }
         if (o.debezium()) {
             s.add(TableSetup.debezium());
+            // the relay's latency peer: a poll every 10 ms instead of 500
+            s.add(TableSetup.debeziumTuned());
         }
         return s;
     }
