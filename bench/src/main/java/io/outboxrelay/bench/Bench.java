@@ -12,6 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its REST API, the CPU meter; plus the one measurement every drain uses.
  */
 final class Bench {
+    /** A measurement starts once the whole machine uses less than this over one second... */
+    private static final double QUIET_CORES = 0.10;
+    /** ...or once this long has passed, which the log then says. */
+    private static final long QUIET_TIMEOUT_MS = 30_000;
+
     private static final AtomicInteger NAMES = new AtomicInteger();
 
     final BenchOptions options;
@@ -79,6 +84,17 @@ final class Bench {
     void killExactlyOnce() {
         if (exactlyOnce != null) {
             exactlyOnce.worker.kill();
+        }
+    }
+
+    /**
+     * Waits until what an earlier step left running has ended (a connector's shutdown, a drain's aftermath in the
+     * broker and the worker): a step measured without waiting measured that too. {@code what} names it in the log.
+     */
+    void awaitQuiet(String what) throws InterruptedException {
+        double left = cpu.awaitQuiet(QUIET_CORES, 1_000, QUIET_TIMEOUT_MS);
+        if (left >= QUIET_CORES) {
+            log("  (%s starts with %.2f cores still busy after %d s)", what, left, QUIET_TIMEOUT_MS / 1000);
         }
     }
 

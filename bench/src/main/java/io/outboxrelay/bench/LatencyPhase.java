@@ -17,9 +17,6 @@ final class LatencyPhase {
     private LatencyPhase() {
     }
 
-    /** A rate is measured once the whole machine uses less than this over a second (at most 30 s). */
-    private static final double QUIET_CORES = 0.10;
-
     static List<Results.Latency> run(Bench b, Contender c, List<Integer> rates, int seconds) throws Exception {
         List<Results.Latency> out = new ArrayList<>();
         BenchDatabases.Db db = b.postgres.createDatabase("latency_" + c.kind());
@@ -27,12 +24,7 @@ final class LatencyPhase {
             startStreaming(b, c, db);
             long idBase = 0;
             for (int rate : rates) {
-                // as the steady phase does: a rate measured while the step before still ran (the warm-up drain's
-                // aftermath, a contender's shutdown) measured that too
-                double left = b.cpu.awaitQuiet(QUIET_CORES, 1_000, 30_000);
-                if (left >= QUIET_CORES) {
-                    b.log("  (latency of %s at %,d/s starts with %.2f cores still busy after 30 s)", c.label(), rate, left);
-                }
+                b.awaitQuiet(String.format("latency of %s at %,d/s", c.label(), rate));
                 PacedWriter writer = new PacedWriter(db, rate, seconds, idBase);
                 out.add(measure(b, c, writer, 0, Duration.ofSeconds(60)));
                 idBase += writer.count();

@@ -19,12 +19,6 @@ import java.util.List;
 final class SteadyPhase {
     /** Rows of the second workload's other table. */
     static final int ACCOUNTS = 100_000;
-    /** A step is measured once the whole machine uses less than this, idle... */
-    private static final double QUIET_CORES = 0.10;
-    /** ...over one window this long... */
-    private static final long QUIET_WINDOW_MS = 1_000;
-    /** ...or once this long has passed (then the log says so). */
-    private static final long QUIET_TIMEOUT_MS = 30_000;
     /** Events relayed before a step starts, to know the contender streams. */
     private static final int PRIMING_EVENTS = 20;
 
@@ -124,13 +118,7 @@ final class SteadyPhase {
     private static Results.SteadyStep step(Bench b, Workload w, int rate, int order, TableSetup s,
                                            StatementKinds kinds) throws Exception {
         BenchOptions.SteadyOptions o = b.options.steady();
-        // a step starts once what the step before left running has ended (a connector's shutdown, the warm-up
-        // drain's aftermath in the broker and the worker): measured, the first step of the phase paid for it
-        double left = b.cpu.awaitQuiet(QUIET_CORES, QUIET_WINDOW_MS, QUIET_TIMEOUT_MS);
-        if (left >= QUIET_CORES) {
-            b.log("  (steady step %s at %,d/s starts with %.2f cores still busy after %d s)", s.label(), rate, left,
-                QUIET_TIMEOUT_MS / 1000);
-        }
+        b.awaitQuiet(String.format("steady step %s at %,d/s", s.label(), rate));
         BenchDatabases.Db db = b.postgres.createDatabase("steady");
         Contender c = null;
         try {
