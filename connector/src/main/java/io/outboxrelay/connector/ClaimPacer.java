@@ -256,9 +256,7 @@ final class ClaimPacer {
         double sample = rows / (double) Math.max(1, now - lastActiveClaimAt);
         lastActiveClaimAt = now;
         rowsPerMs = rowsPerMs < 0 ? sample : rowsPerMs + RATE_SMOOTHING * (sample - rowsPerMs);
-        if (rowsPerMs * maxPaceMs <= ROWS_PER_CLAIM_AIMED) {
-            return maxPaceMs;
-        }
+        // no rows at all: the division is infinite and the pace the longest
         return Math.max(paceMs, Math.min(maxPaceMs, Math.round(ROWS_PER_CLAIM_AIMED / rowsPerMs)));
     }
 
