@@ -125,14 +125,14 @@ final class OutboxConfigDef {
                 OUTBOX_GROUP, ++order, Width.SHORT, "Replay check interval (ms)")
             .define(LINGER_MS, Type.LONG, DEFAULT_LINGER_MS, Range.between(0, 1_000), Importance.LOW,
                 "While rows keep arriving, a relay task claims every this many milliseconds (further apart, up to"
-                    + " outbox.linger.max.ms, while each claim brings fewer than eight rows), and the stamps of the rows"
+                    + " outbox.linger.max.ms, while each claim brings fewer than twelve rows), and the stamps of the rows"
                     + " acknowledged meanwhile go with that claim. The relay's statements per second, not per commit,"
                     + " are what this bounds: larger costs the database less, smaller adds less latency. Once claims"
                     + " find nothing the task waits for a NOTIFY instead (docs/wakeup.md). 0 is read as 1.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
             .define(LINGER_MAX_MS, Type.LONG, DEFAULT_LINGER_MAX_MS, Range.between(0, 10_000), Importance.LOW,
-                "While rows keep arriving at a rate that brings fewer than eight in outbox.linger.ms, a relay task"
-                    + " spaces its claims out, up to this many milliseconds apart, so that each claim brings about eight:"
+                "While rows keep arriving at a rate that brings fewer than twelve in outbox.linger.ms, a relay task"
+                    + " spaces its claims out, up to this many milliseconds apart, so that each claim brings about twelve:"
                     + " a claim costs the database, the worker and the broker about the same whatever it carries. It is"
                     + " the longest a row committed while the relay is busy waits for its claim. At or below"
                     + " outbox.linger.ms, and with outbox.ordering=strict (a claim takes one row per subject there),"

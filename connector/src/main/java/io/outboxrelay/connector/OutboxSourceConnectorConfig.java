@@ -65,7 +65,7 @@ public class OutboxSourceConnectorConfig extends AbstractConfig {
      * Between a busy task's claims while each brings fewer than eight rows (below ~800 events/s per task at the
      * default linger): a claim costs the database, the worker and the broker about the same whatever it carries.
      */
-    public static final long DEFAULT_LINGER_MAX_MS = 20;
+    public static final long DEFAULT_LINGER_MAX_MS = 50;
 
     /** Eight rows of outbox.max.record.bytes, or tens of thousands of events of a few hundred bytes. */
     public static final int DEFAULT_BATCH_MAX_BYTES = 8 * 1024 * 1024;

@@ -400,7 +400,7 @@ class OutboxRelayTaskTest {
         assertThat(seqs(task.poll())).containsExactly(1L);
         long seq = 2;
         long gap = LINGER_MS;
-        for (int cycle = 0; cycle < 6; cycle++) { // two rows per linger: a quarter of the aimed rows
+        for (int cycle = 0; cycle < 6; cycle++) { // two rows per linger: a sixth of the aimed rows
             store.insert(seq++, "a");
             store.insert(seq++, "b");
             clock.advance(gap - 1);
