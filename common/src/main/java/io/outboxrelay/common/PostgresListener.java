@@ -23,6 +23,13 @@ import org.slf4j.MDC;
  * keepalive takes, hours on Linux: every {@link #PROBE_INTERVAL_MS}, and at once when the owner asks
  * ({@link #checkAlive}), the thread runs a query that must answer within {@link #PROBE_TIMEOUT_MS}, and
  * reconnects when it does not.
+ *
+ * <p>The owner may turn LISTEN off and on again ({@link #listen}): PostgreSQL wakes every session that listens in a
+ * database for each NOTIFY sent there, whatever its channel (write receipts, other tasks' wake-ups, the
+ * application's own), so an owner that has no use for notifications for a while (a relay task busy claiming on
+ * its pace) spares the server those wake-ups. Turned on again this way, LISTEN is not reported to
+ * {@code onListening}: the owner chose not to hear meanwhile. A session opened again while LISTEN is off stays
+ * off.
  */
 public final class PostgresListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
@@ -39,6 +46,11 @@ public final class PostgresListener implements AutoCloseable {
     private volatile long wakeups;
     private volatile boolean connected;
     private volatile boolean probeAsked;
+    /** What the owner asks for: LISTEN on (the default) or off. */
+    private volatile boolean wanted = true;
+    /** Whether LISTEN is in place on the current session. */
+    private volatile boolean heard;
+    private final Object turn = new Object();
 
     /** How often the listening session proves that it is alive. */
     public static final long PROBE_INTERVAL_MS = 30_000;
@@ -86,6 +98,27 @@ public final class PostgresListener implements AutoCloseable {
     /** Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive). */
     public void checkAlive() {
         probeAsked = true;
+        synchronized (turn) {
+            turn.notifyAll();
+        }
+    }
+
+    /** Asks for LISTEN on or off; the thread makes the change soon after (at once when turning it on). */
+    public void listen(boolean on) {
+        if (wanted != on) {
+            wanted = on;
+            synchronized (turn) {
+                turn.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Whether the session is up and LISTEN is not yet as last asked: a change the thread has still to make. A
+     * session that is down is not changing (it takes the asked state when it opens again).
+     */
+    public boolean changing() {
+        return connected && heard != wanted;
     }
 
     private void run() {
@@ -94,30 +127,10 @@ public final class PostgresListener implements AutoCloseable {
         while (stopped.getCount() > 0) {
             try (Connection c = PostgresDataSources.open(settings)) {
                 connection = c;
-                try (Statement st = c.createStatement()) {
-                    st.execute(listenSql());
-                }
-                connected = true;
-                if (!firstConnect) {
-                    log.info("LISTEN {} re-established; sweeping for notifications missed meanwhile", channel);
-                }
+                open(c, firstConnect);
                 firstConnect = false;
-                onListening.run();
                 delayMs = 500;
-                PGConnection pg = c.unwrap(PGConnection.class);
-                long nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
-                while (stopped.getCount() > 0) {
-                    PGNotification[] batch = pg.getNotifications(500);
-                    if (batch != null && batch.length > 0) {
-                        wakeups++;
-                        onNotify.run();
-                    }
-                    if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
-                        probeAsked = false;
-                        probe(c);
-                        nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
-                    }
-                }
+                serve(c);
             } catch (SQLException e) {
                 connected = false;
                 if (stopped.getCount() == 0) {
@@ -137,14 +150,91 @@ public final class PostgresListener implements AutoCloseable {
             } finally {
                 connection = null;
                 connected = false;
+                heard = false;
             }
+        }
+    }
+
+    /** A session just opened: LISTEN unless the owner turned it off, and tell the owner it is in place. */
+    private void open(Connection c, boolean firstConnect) throws SQLException {
+        boolean on = wanted;
+        if (on) {
+            execute(c, listenSql());
+        }
+        heard = on;
+        connected = true;
+        if (on) {
+            if (!firstConnect) {
+                log.info("LISTEN {} re-established; sweeping for notifications missed meanwhile", channel);
+            }
+            onListening.run();
+        }
+    }
+
+    /** Until the listener stops or the session fails: notifications, LISTEN turned off and on, probes. */
+    private void serve(Connection c) throws SQLException {
+        PGConnection pg = c.unwrap(PGConnection.class);
+        long nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
+        while (stopped.getCount() > 0) {
+            boolean on = wanted;
+            if (on != heard) {
+                execute(c, on ? listenSql() : unlistenSql());
+                heard = on;
+            }
+            if (on) {
+                PGNotification[] batch = pg.getNotifications(500);
+                if (batch != null && batch.length > 0) {
+                    wakeups++;
+                    onNotify.run();
+                }
+            } else {
+                awaitTurn(nextProbeAt);
+            }
+            if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
+                probeAsked = false;
+                probe(c);
+                nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
+            }
+        }
+    }
+
+    /**
+     * While LISTEN is off nothing arrives on the session: the thread waits until the owner asks for LISTEN again,
+     * the owner asks for a probe, the next probe is due or the listener stops.
+     */
+    private void awaitTurn(long nextProbeAt) {
+        synchronized (turn) {
+            long waitMs = Math.min(500, (nextProbeAt - System.nanoTime()) / 1_000_000);
+            if (!wanted && !probeAsked && waitMs > 0 && stopped.getCount() > 0) {
+                try {
+                    turn.wait(waitMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    stopped.countDown();
+                }
+            }
+        }
+    }
+
+    private static void execute(Connection c, String sql) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute(sql);
         }
     }
 
     /** LISTEN on the channel, quoted as an identifier. */
     private String listenSql() throws SQLException {
+        return onChannel("Listen");
+    }
+
+    /** UNLISTEN the channel, quoted as an identifier. */
+    private String unlistenSql() throws SQLException {
+        return onChannel("Unlisten");
+    }
+
+    private String onChannel(String statement) throws SQLException {
         String quoted = Utils.escapeIdentifier(new StringBuilder(), channel).toString();
-        return SQL.bindable("Listen", "", text -> text.replace("{channel}", quoted)).sql();
+        return SQL.bindable(statement, "", text -> text.replace("{channel}", quoted)).sql();
     }
 
     /** A round trip that must come back in time; a session that died unseen throws here instead of hanging. */
@@ -161,6 +251,9 @@ public final class PostgresListener implements AutoCloseable {
     @Override
     public void close() {
         stopped.countDown();
+        synchronized (turn) {
+            turn.notifyAll();
+        }
         Connection c = connection;
         if (c != null) {
             try {

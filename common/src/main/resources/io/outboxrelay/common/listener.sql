@@ -4,6 +4,11 @@
 -- name: Listen
 LISTEN {channel};
 
+-- name: Unlisten
+-- While the owner has no use for notifications: PostgreSQL wakes every listening session of the database for
+-- each NOTIFY sent there, whatever its channel.
+UNLISTEN {channel};
+
 -- name: Probe
 -- A round trip that proves the session alive.
 SELECT 1;

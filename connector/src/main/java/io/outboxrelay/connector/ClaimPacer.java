@@ -13,8 +13,10 @@ import org.slf4j.LoggerFactory;
  *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
  *       left rows in line), spacing its claims out up to {@code outbox.linger.max.ms} while they bring fewer than
  *       {@link #ROWS_PER_CLAIM_AIMED} rows; the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches
- *       the task changes nothing. Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at
- *       least) it arms the flag.
+ *       the task changes nothing, so after {@link #DEAF_AFTER_MS} of claims that found rows the task turns LISTEN
+ *       off and no NOTIFY of the database wakes its session. The first claim that finds nothing turns it on again.
+ *       Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at least) it arms the flag,
+ *       LISTEN in place.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -35,6 +37,46 @@ final class ClaimPacer {
 
         /** Whether the table counts the clears (migration V4); without, a look reads the flag itself. */
         boolean counted();
+    }
+
+    /** The task's LISTEN session as the pacer uses it ({@code PostgresListener}). */
+    interface Listener {
+        /** A session that is never turned off (tests, LISTEN off), whose checks do nothing. */
+        Listener NONE = new Listener() {
+        };
+
+        /** Asks for LISTEN on or off; the session's thread makes the change soon after. */
+        default void listen(boolean on) {
+        }
+
+        /** Whether a change asked for is not made yet (false while the session is down: looks cover that). */
+        default boolean changing() {
+            return false;
+        }
+
+        /** Asks the session to prove at once that it is alive (a clear came without its NOTIFY). */
+        default void checkAlive() {
+        }
+
+        /** The session {@code later} gives when it is used: one opened after the pacer. */
+        static Listener deferred(java.util.function.Supplier<Listener> later) {
+            return new Listener() {
+                @Override
+                public void listen(boolean on) {
+                    later.get().listen(on);
+                }
+
+                @Override
+                public boolean changing() {
+                    return later.get().changing();
+                }
+
+                @Override
+                public void checkAlive() {
+                    later.get().checkAlive();
+                }
+            };
+        }
     }
 
     enum State { ACTIVE, SETTLING, QUIET }
@@ -68,6 +110,13 @@ final class ClaimPacer {
      * and 20; bench/TUNING.md).
      */
     static final int ROWS_PER_CLAIM_AIMED = 12;
+    /**
+     * How long an active task's claims keep finding rows before it turns LISTEN off. PostgreSQL wakes every
+     * listening session of the database for each NOTIFY sent there (the write receipts of every stamp, other tasks'
+     * wake-ups, the application's own), and an active task needs none of them; turning LISTEN off and on costs two
+     * small statements, so a task does it only once it has been busy this long.
+     */
+    static final long DEAF_AFTER_MS = 1_000;
     /** How much of the task's arrival rate each claim's own reading makes up (an exponential average). */
     static final double RATE_SMOOTHING = 0.3;
     /** At most one warning this often about a flag the task cannot arm or read. */
@@ -79,7 +128,7 @@ final class ClaimPacer {
     private final long maxPaceMs;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
-    private final Runnable checkListener;
+    private final Listener listener;
     private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
     private volatile State state = State.ACTIVE;
     private volatile boolean woken;
@@ -101,22 +150,25 @@ final class ClaimPacer {
     /** When the last claim of this active spell ended (MIN_VALUE: none yet), and the rows per ms since. */
     private long lastActiveClaimAt = Long.MIN_VALUE;
     private double rowsPerMs = -1;
+    /** Since when this task's claims keep finding rows (MIN_VALUE: the last one found none), and LISTEN is off. */
+    private long rowsSince = Long.MIN_VALUE;
+    private boolean deaf;
 
     /**
      * @param listening     whether LISTEN is on; off, the task claims every {@code pollIntervalMs} while quiet
      * @param paceMs        {@code outbox.linger.ms}: between claims while rows keep arriving
      * @param maxPaceMs     {@code outbox.linger.max.ms}: between claims while each brings few rows (at least
      *                      {@code paceMs})
-     * @param checkListener asks the LISTEN session to prove it is alive (a clear came without its NOTIFY)
+     * @param listener      the LISTEN session: turned off while the task is busy, asked to prove it is alive
      */
     ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs,
-               Runnable checkListener) {
+               Listener listener) {
         this.listening = listening;
         this.paceMs = Math.max(1, paceMs);
         this.maxPaceMs = Math.max(this.paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
         this.pollIntervalMs = pollIntervalMs;
-        this.checkListener = checkListener;
+        this.listener = listener;
         this.claimAt = now;
         this.lastRowsAt = now;
         this.nextSweepAt = now + sweepIntervalMs;
@@ -166,7 +218,11 @@ final class ClaimPacer {
             return null;
         }
         if (armDue && now >= armAt) {
-            arm(now);
+            if (listener.changing()) {
+                armAt = now + paceMs; // LISTEN is being turned on again: this claim goes unarmed, the arming a pace later
+            } else {
+                arm(now);
+            }
         }
         if (sweep) {
             nextSweepAt = now + sweepIntervalMs;
@@ -199,9 +255,15 @@ final class ClaimPacer {
         if (more || rows > 0) {
             activate(now);
             lastRowsAt = now;
+            hearLess(now);
             long pace = activePace(now, rows);
             claimAt = more ? now : now + pace;
             return;
+        }
+        rowsSince = Long.MIN_VALUE;
+        if (deaf) {
+            deaf = false;
+            listener.listen(true); // claims find nothing: the arming may come soon, and it needs LISTEN in place
         }
         switch (state) {
             case ACTIVE -> {
@@ -262,6 +324,20 @@ final class ClaimPacer {
         rowsPerMs = rowsPerMs < 0 ? sample : rowsPerMs + RATE_SMOOTHING * (sample - rowsPerMs);
         // no rows at all: the division is infinite and the pace the longest
         return Math.max(paceMs, Math.min(maxPaceMs, Math.round(ROWS_PER_CLAIM_AIMED / rowsPerMs)));
+    }
+
+    /**
+     * A claim found rows: once claims have kept finding them for {@link #DEAF_AFTER_MS}, LISTEN goes off. Only with
+     * the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY, with no arming
+     * before which LISTEN could be turned on again.
+     */
+    private void hearLess(long now) {
+        if (rowsSince == Long.MIN_VALUE) {
+            rowsSince = now;
+        } else if (!deaf && flag != null && now - rowsSince >= DEAF_AFTER_MS) {
+            deaf = true;
+            listener.listen(false);
+        }
     }
 
     private void activate(long now) {
@@ -325,7 +401,7 @@ final class ClaimPacer {
         }
         if (cleared) {
             if (!notifiedSinceArming) {
-                checkListener.run(); // a rollback does this too, but so does a LISTEN session that died unseen
+                listener.checkAlive(); // a rollback does this too, but so does a LISTEN session that died unseen
             }
             activate(now);
         }

@@ -97,7 +97,7 @@ public class OutboxRelayTask extends SourceTask {
         // before the backend opens: its LISTEN thread may call notified() at once
         pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.lingerMaxMs(),
             connector.sweepInterval().toMillis(),
-            connector.pollInterval().toMillis(), () -> backend.checkListener());
+            connector.pollInterval().toMillis(), ClaimPacer.Listener.deferred(() -> backend.listener()));
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::notified);
         store = backend.store();

@@ -18,8 +18,9 @@ interface RelayBackend extends AutoCloseable {
         return ReplayStore.NONE;
     }
 
-    /** Asks the LISTEN session, if there is one, to prove at once that it is alive. */
-    default void checkListener() {
+    /** The LISTEN session, if there is one: the pacer turns it off while the task is busy. */
+    default ClaimPacer.Listener listener() {
+        return ClaimPacer.Listener.NONE;
     }
 
     @Override
@@ -57,11 +58,23 @@ interface RelayBackend extends AutoCloseable {
         ReplayStore replays = new JdbcReplayStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
             store.owner(), connector.subscriptions().stream().map(Subscription::name).toList(),
             connector.lease().toMillis(), connector.maxRecordBytes());
-        return of(store, replays, () -> {
-            if (listening != null) {
+        ClaimPacer.Listener controls = listening == null ? ClaimPacer.Listener.NONE : new ClaimPacer.Listener() {
+            @Override
+            public void listen(boolean on) {
+                listening.listen(on);
+            }
+
+            @Override
+            public boolean changing() {
+                return listening.changing();
+            }
+
+            @Override
+            public void checkAlive() {
                 listening.checkAlive();
             }
-        }, () -> {
+        };
+        return of(store, replays, controls, () -> {
             if (listening != null) {
                 listening.close();
             }
@@ -71,16 +84,16 @@ interface RelayBackend extends AutoCloseable {
 
     /** A backend of {@code store} whose {@link #close} runs {@code onClose}. */
     static RelayBackend of(OutboxStore store, Runnable onClose) {
-        return of(store, () -> { }, onClose);
+        return of(store, ClaimPacer.Listener.NONE, onClose);
     }
 
-    /** The same, whose {@link #checkListener} runs {@code checkListener}. */
-    static RelayBackend of(OutboxStore store, Runnable checkListener, Runnable onClose) {
-        return of(store, ReplayStore.NONE, checkListener, onClose);
+    /** The same, whose {@link #listener} is {@code listener}. */
+    static RelayBackend of(OutboxStore store, ClaimPacer.Listener listener, Runnable onClose) {
+        return of(store, ReplayStore.NONE, listener, onClose);
     }
 
     /** The same, with the replay requests {@code replays}. */
-    static RelayBackend of(OutboxStore store, ReplayStore replays, Runnable checkListener, Runnable onClose) {
+    static RelayBackend of(OutboxStore store, ReplayStore replays, ClaimPacer.Listener listener, Runnable onClose) {
         return new RelayBackend() {
             @Override
             public OutboxStore store() {
@@ -93,8 +106,8 @@ interface RelayBackend extends AutoCloseable {
             }
 
             @Override
-            public void checkListener() {
-                checkListener.run();
+            public ClaimPacer.Listener listener() {
+                return listener;
             }
 
             @Override

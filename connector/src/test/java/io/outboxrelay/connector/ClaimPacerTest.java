@@ -19,7 +19,35 @@ class ClaimPacerTest {
     private static final long POLL = 1_000;
 
     private final FakeWakeupFlag flag = new FakeWakeupFlag();
+    private final FakeListener ears = new FakeListener();
     private int listenerChecks;
+
+    /** The LISTEN session: records what the pacer asks; a change is made when the test says so. */
+    private final class FakeListener implements ClaimPacer.Listener {
+        boolean on = true;
+        boolean asked = true;
+        int changes;
+
+        @Override
+        public void listen(boolean on) {
+            asked = on;
+            changes++;
+        }
+
+        @Override
+        public boolean changing() {
+            return asked != on;
+        }
+
+        @Override
+        public void checkAlive() {
+            listenerChecks++;
+        }
+
+        void done() {
+            on = asked;
+        }
+    }
     private long now = 1_000;
 
     private ClaimPacer listening() {
@@ -27,7 +55,7 @@ class ClaimPacerTest {
     }
 
     private ClaimPacer listening(long maxPace) {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL, () -> listenerChecks++);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL, ears);
         pacer.useFlag(flag);
         return pacer;
     }
@@ -319,7 +347,7 @@ class ClaimPacerTest {
 
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
-        ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL, () -> listenerChecks++);
+        ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL, ears);
         pacer.useFlag(flag);
         twoEmptyClaims(pacer);
         assertThat(flag.arms).as("nobody listens: no arming").isZero();
@@ -331,7 +359,7 @@ class ClaimPacerTest {
 
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, () -> listenerChecks++);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, ears);
         pacer.useFlag(null);
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -339,5 +367,76 @@ class ClaimPacerTest {
         assertThat(pacer.next(now + 10_000, true)).isNull();
         assertThat(pacer.wake()).isTrue();
         assertThat(pacer.next(now + 10_000, true)).isNotNull();
+    }
+
+    /** Claims that each find {@code rows} rows, a pace apart, for {@code ms}. */
+    private void busyFor(ClaimPacer pacer, long ms, int rows) {
+        long until = now + ms;
+        while (now < until) {
+            claim(pacer, rows);
+            now += PACE;
+        }
+    }
+
+    /**
+     * A task that keeps finding rows has no use for NOTIFYs, and PostgreSQL wakes its LISTEN session for every one
+     * sent in the database (receipts above all): after DEAF_AFTER_MS of claims with rows LISTEN goes off, and the
+     * first claim that finds nothing turns it on again. The control: busy for less than that, LISTEN stays on.
+     */
+    @Test
+    void aTaskBusyForASecondTurnsListenOffAndItsFirstEmptyClaimTurnsItOnAgain() {
+        ClaimPacer pacer = listening();
+        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS - PACE, 3);
+        assertThat(ears.changes).as("the control: busy for less than DEAF_AFTER_MS").isZero();
+        busyFor(pacer, 2 * PACE, 3);
+        assertThat(ears.asked).as("busy for DEAF_AFTER_MS: LISTEN off").isFalse();
+        assertThat(ears.changes).isOne();
+        busyFor(pacer, 5_000, 3);
+        assertThat(ears.changes).as("asked once").isOne();
+        ears.done();
+
+        claim(pacer, 0);
+        assertThat(ears.asked).as("an empty claim: LISTEN on again").isTrue();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+    }
+
+    /**
+     * The arming relies on the NOTIFY of the first writer that finds the flag up, so it waits until LISTEN is in
+     * place again: meanwhile claims go on unarmed, a pace apart (not back to back). The control: the same pacer
+     * whose LISTEN came back at once arms at the first claim the idle time allows.
+     */
+    @Test
+    void theArmingWaitsUntilListenIsBackInPlace() {
+        ClaimPacer pacer = listening();
+        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
+        ears.done();
+        twoEmptyClaims(pacer);
+        for (int i = 0; i < 3; i++) {
+            ClaimPacer.Claim unarmed = claim(pacer, 0);
+            assertThat(unarmed.capture()).as("LISTEN not back yet: no arming").isFalse();
+            assertThat(pacer.next(now + PACE - 1, true)).as("a pace apart").isNull();
+            now += PACE;
+        }
+        assertThat(flag.arms).isZero();
+        ears.done();
+        assertThat(claim(pacer, 0).capture()).as("LISTEN in place: armed").isTrue();
+        assertThat(flag.arms).isOne();
+
+        FakeWakeupFlag control = new FakeWakeupFlag();
+        ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, new ClaimPacer.Listener() {
+        });
+        other.useFlag(control);
+        busyFor(other, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
+        twoEmptyClaims(other);
+        assertThat(claim(other, 0).capture()).as("the control: armed at once").isTrue();
+    }
+
+    /** Without the flag (an older table) a quiet task relies on every writer's NOTIFY: LISTEN always stays on. */
+    @Test
+    void onATableWithoutTheFlagListenStaysOnHoweverBusyTheTask() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, ears);
+        pacer.useFlag(null);
+        busyFor(pacer, 3 * ClaimPacer.DEAF_AFTER_MS, 3);
+        assertThat(ears.changes).isZero();
     }
 }

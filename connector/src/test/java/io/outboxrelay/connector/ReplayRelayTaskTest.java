@@ -53,7 +53,7 @@ class ReplayRelayTaskTest {
                 replays.row(1, "order.created", "a");
                 replays.row(2, "order.paid", "a");
             }
-            return RelayBackend.of(store, replays, () -> { }, () -> { });
+            return RelayBackend.of(store, replays, ClaimPacer.Listener.NONE, () -> { });
         });
         if (context != null) {
             task.initialize(context);

@@ -33,17 +33,23 @@ class PostgresListenerIT {
         pg.close();
     }
 
+    /** A listener on {@code channel} that counts into the two counters, started and listening. */
+    private static PostgresListener started(String channel, AtomicInteger notified, AtomicInteger listening) {
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", channel.replace('_', '-'));
+        PostgresListener listener = new PostgresListener(settings, channel, notified::incrementAndGet,
+            listening::incrementAndGet, channel.replace('_', '-'));
+        listener.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+        return listener;
+    }
+
     @Test
     void theOwnerHearsWhenListenIsInPlaceAtStartAndAfterEveryReconnectAndHearsEveryNotify() throws Exception {
         AtomicInteger notified = new AtomicInteger();
         AtomicInteger listening = new AtomicInteger();
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", "listener-it");
-        try (PostgresListener listener = new PostgresListener(settings, "listener_it", notified::incrementAndGet,
-                listening::incrementAndGet, "listener-it");
+        try (PostgresListener listener = started("listener_it", notified, listening);
              Connection owner = pg.owner(url)) {
-            listener.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
             assertThat(notified).as("no notification was sent yet").hasValue(0);
 
             owner.createStatement().execute("SELECT pg_notify('listener_it', '')");
@@ -85,6 +91,46 @@ class PostgresListenerIT {
                 await().atMost(Duration.ofMillis(2L * PostgresListener.PROBE_TIMEOUT_MS + 5_000))
                     .until(() -> listening.get() == 2);
             }
+        }
+    }
+
+    /**
+     * The owner turns LISTEN off (a relay task busy claiming on its pace needs no NOTIFY, and PostgreSQL wakes every
+     * listening session of the database for each one sent there): no notification arrives, and a session opened
+     * again meanwhile stays off. Turned on again, notifications arrive, and that is not reported as LISTEN coming
+     * back (the owner chose not to hear). The control for "no notification arrives": the same NOTIFY arrives once
+     * LISTEN is on.
+     */
+    @Test
+    void listenTurnedOffHearsNothingEvenAfterAReconnectAndTurnedOnHearsAgain() throws Exception {
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        try (PostgresListener listener = started("listener_off_it", notified, listening);
+             Connection owner = pg.owner(url)) {
+            listener.listen(false);
+            await().atMost(Duration.ofSeconds(10)).until(() -> !listener.changing());
+            assertThat(lastQuery(owner, listener.backendPid())).startsWith("UNLISTEN");
+            owner.createStatement().execute("SELECT pg_notify('listener_off_it', '')");
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> notified.get() == 0);
+
+            int pid = listener.backendPid();
+            owner.createStatement().execute("SELECT pg_terminate_backend(" + pid + ")");
+            await().atMost(Duration.ofSeconds(30)).until(() -> listener.connected() && listener.backendPid() != pid);
+            assertThat(listening).as("a session opened while LISTEN is off does not LISTEN").hasValue(1);
+            owner.createStatement().execute("SELECT pg_notify('listener_off_it', '')");
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> notified.get() == 0);
+
+            listener.listen(true);
+            await().atMost(Duration.ofSeconds(10)).until(() -> !listener.changing());
+            owner.createStatement().execute("SELECT pg_notify('listener_off_it', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1);
+            assertThat(listening).as("turned on by the owner: not reported").hasValue(1);
+        }
+    }
+
+    private static String lastQuery(Connection c, int pid) throws Exception {
+        try (var rs = c.createStatement().executeQuery("SELECT query FROM pg_stat_activity WHERE pid = " + pid)) {
+            return rs.next() ? rs.getString(1) : "";
         }
     }
 }

@@ -11,6 +11,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -131,5 +135,39 @@ class WakeupRaceIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "after-the-clear"));
         assertThat(TestConnect.consume(1, Duration.ofSeconds(30), "wakeup-hidden-orders"))
             .extracting(TestConnect.Received::key).containsExactly("after-the-clear");
+    }
+
+    /**
+     * A task that keeps finding rows turns its LISTEN off (PostgreSQL would wake its session for every NOTIFY of the
+     * database: the write receipts of each stamp above all), and back on before it arms the flag once the rows stop:
+     * the next row is relayed on its writer's NOTIFY, not by the sweep (ten minutes here).
+     */
+    @Test
+    void aBusyTaskStopsListeningAndListensAgainBeforeItWaitsForANotify() throws Exception {
+        TestDatabase db = armedRelay("wakeup_deaf", "wakeup-deaf-orders", 1);
+        String listenSessions = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            + " AND query LIKE ?";
+        assertThat(db.queryLong(listenSessions, "LISTEN %")).isOne();
+
+        ScheduledExecutorService writer = Executors.newSingleThreadScheduledExecutor();
+        AtomicInteger written = new AtomicInteger();
+        try {
+            writer.scheduleAtFixedRate(() -> db.insertEvent("order.created", "busy-" + written.getAndIncrement(), "{}"),
+                0, 20, TimeUnit.MILLISECONDS);
+            await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong(listenSessions, "UNLISTEN %") == 1);
+        } finally {
+            writer.shutdownNow();
+            assertThat(writer.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+        int busy = written.get();
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == busy);
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+        assertThat(db.queryLong(listenSessions, "LISTEN %")).as("armed: LISTEN is back").isOne();
+
+        db.insertEvent("order.created", "after-the-busy-spell", "{}");
+        await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "after-the-busy-spell"));
+        assertThat(TestConnect.consume(busy + 1, Duration.ofSeconds(30), "wakeup-deaf-orders"))
+            .extracting(TestConnect.Received::key).contains("after-the-busy-spell");
     }
 }
