@@ -42,7 +42,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
      * {@code updatedRows} rows of another table.
      */
     record SteadyOptions(List<Integer> rates, int warmupSeconds, int seconds, int connections, int deliverySeconds,
-                         int updatedRows) {
+                         int updatedRows, int rounds) {
     }
 
     /** The issue's rates; quick mode keeps the two the targets judge. */
@@ -80,6 +80,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
           --steady-seconds=N  measured seconds per step of the steady phase (default 20; quick 4)
           --steady-updated-rows=N  rows of another table each transaction of the steady phase's second
                              workload updates (default 10; 0 leaves that workload out)
+          --steady-rounds=N  times every step of the steady phase runs, each round in its own order; a
+                             contender's cost pools its rounds and shows each one's (default 2; quick 1)
         """.formatted(String.join(",", ALL_PHASES), join(SUSTAINABLE_RATES), join(STEADY_RATES),
             join(STEADY_RATES_QUICK));
 
@@ -102,6 +104,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         List<Integer> steadyRates = null;
         Integer steadySeconds = null;
         Integer steadyUpdatedRows = null;
+        Integer steadyRounds = null;
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -134,6 +137,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 steadyRates = rates("--steady-rates", a.substring("--steady-rates=".length()));
             } else if (a.startsWith("--steady-seconds=")) {
                 steadySeconds = positive("--steady-seconds", a.substring("--steady-seconds=".length()));
+            } else if (a.startsWith("--steady-rounds=")) {
+                steadyRounds = positive("--steady-rounds", a.substring("--steady-rounds=".length()));
             } else if (a.startsWith("--steady-updated-rows=")) {
                 steadyUpdatedRows = Integer.parseInt(a.substring("--steady-updated-rows=".length()));
             } else if (a.startsWith("--worker-heap=")) {
@@ -153,14 +158,16 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 new SustainableOptions(sustainableRates, 1, 4, SUSTAINABLE_CONNECTIONS, 5),
                 new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES_QUICK, 1,
                     steadySeconds != null ? steadySeconds : 4, SUSTAINABLE_CONNECTIONS, 5,
-                    steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS), help);
+                    steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS,
+                    steadyRounds != null ? steadyRounds : 1), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
             List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, List.copyOf(relayVariants),
             new WriterOptions(10, 2, 2, List.of(4, 16), 20, wakeups),
             new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15),
             new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES, 3, steadySeconds != null ? steadySeconds
-                : 20, SUSTAINABLE_CONNECTIONS, 15, steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS),
+                : 20, SUSTAINABLE_CONNECTIONS, 15, steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS,
+                steadyRounds != null ? steadyRounds : 2),
             help);
     }
 

@@ -152,15 +152,15 @@ final class CpuMeter {
         return 0;
     }
 
-    /** utime, stime, cutime, cstime in ticks, or null when the process is gone or this is not Linux. */
-    private static long[] stat(long pid) {
+    /** utime, stime, cutime, cstime in ticks and the parent's pid, or null when the process is gone or not Linux. */
+    static long[] stat(long pid) {
         try {
             String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             // the command name (field 2) is in parentheses and may contain spaces: parse after the last ')'
             String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
             // f[0] is field 3 (state): utime is field 14 -> f[11]
             return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]),
-                Long.parseLong(f[14])};
+                Long.parseLong(f[14]), Long.parseLong(f[1])};
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -70,21 +70,26 @@ final class Results {
      * ({@code windowCommits} commits, per event over those); {@code missing} is over every event the step
      * committed, warm-up included. {@code order}: the step's place in the phase.
      */
-    record SteadyStep(String workload, int rate, int order, String key, String label, String kind, String variant,
-                      int tasks, long committed, long windowCommits, double achievedRate, long received, long missing,
-                      Cpu cpu, StatementCounts statements) {
+    record SteadyStep(String workload, int rate, int round, int order, String key, String label, String kind,
+                      String variant, int tasks, long committed, long windowCommits, double achievedRate, long received,
+                      long missing, Cpu cpu, StatementCounts statements, Map<String, Long> postgresByKindMs) {
     }
 
     /**
      * A contender's cost at a rate ({@link SteadyAccounting}): CPU per relayed event of PostgreSQL, the worker and the
      * broker, each its step minus the no-connector step of the same workload and rate; the writers' own PostgreSQL
-     * CPU per commit (that step's); PostgreSQL's share of it; the connector's statements per event by kind.
+     * CPU per commit (that step's); PostgreSQL's share of it; the connector's statements per event by kind; the
+     * PostgreSQL CPU per event by session kind ({@link PostgresSessions}), each over the no-connector step's. Over
+     * {@code rounds} rounds the steps of each round are pooled (CPU and time summed), and each round's own total and
+     * PostgreSQL share are kept to show the spread.
      */
     record SteadyCost(String workload, int rate, String key, String label, String kind, String variant, int tasks,
                       double achievedRate, long missing, double postgresUsPerEvent, double workerUsPerEvent,
                       double brokerUsPerEvent, double totalUsPerEvent, double writersPostgresUsPerCommit,
                       double postgresShareOfWritersPct, double statementsPerEvent,
-                      Map<String, Double> statementsPerEventByKind, double othersCores) {
+                      Map<String, Double> statementsPerEventByKind, double othersCores, int rounds,
+                      Map<String, Double> postgresUsPerEventByKind, List<Double> totalUsPerEventByRound,
+                      List<Double> postgresShareOfWritersPctByRound) {
     }
 
     /** A rate without the other half of the pipeline. */

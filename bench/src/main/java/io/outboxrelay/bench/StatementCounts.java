@@ -52,6 +52,13 @@ record StatementCounts(Map<String, Long> callsByKind, List<Map<String, Object>> 
         return new StatementCounts(byKind, top);
     }
 
+    /** The calls of both, by kind; the busiest statements of this one (each round's are alike). */
+    StatementCounts plus(StatementCounts other) {
+        Map<String, Long> byKind = new LinkedHashMap<>(callsByKind);
+        other.callsByKind.forEach((k, v) -> byKind.merge(k, v, Long::sum));
+        return new StatementCounts(byKind, top.isEmpty() ? other.top : top);
+    }
+
     long calls(String kind) {
         return callsByKind.getOrDefault(kind, 0L);
     }

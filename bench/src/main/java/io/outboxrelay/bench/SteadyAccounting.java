@@ -1,5 +1,6 @@
 package io.outboxrelay.bench;
 
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,11 @@ final class SteadyAccounting {
     }
 
     static Results.SteadyCost cost(Results.SteadyStep step, Results.SteadyStep none) {
+        return cost(step, none, List.of(), List.of(), 1);
+    }
+
+    private static Results.SteadyCost cost(Results.SteadyStep step, Results.SteadyStep none, List<Double> totalByRound,
+                                           List<Double> shareByRound, int rounds) {
         Results.Cpu c = step.cpu();
         Results.Cpu n = none.cpu();
         double eventsPerSec = step.windowCommits() / seconds(c);
@@ -40,12 +46,17 @@ final class SteadyAccounting {
         }
         byKind.put(StatementKinds.NESTED, perEvent(step.statements().calls(StatementKinds.NESTED),
             step.windowCommits()));
+        Map<String, Double> bySession = new LinkedHashMap<>();
+        for (String kind : PostgresSessions.KINDS) {
+            bySession.put(kind, Results.round1(overNone(step.postgresByKindMs().getOrDefault(kind, 0L), c,
+                none.postgresByKindMs().getOrDefault(kind, 0L), n, eventsPerSec)));
+        }
         return new Results.SteadyCost(step.workload(), step.rate(), step.key(), step.label(), step.kind(),
             step.variant(), step.tasks(), step.achievedRate(), step.missing(), Results.round1(pg),
             Results.round1(worker), Results.round1(broker), Results.round1(pg + worker + broker),
             Results.round1(writers), Results.round1(100 * pg / writers),
             perEvent(step.statements().connectorCalls(), step.windowCommits()), byKind,
-            Math.max(c.othersCores(), n.othersCores()));
+            Math.max(c.othersCores(), n.othersCores()), rounds, bySession, totalByRound, shareByRound);
     }
 
     /** The no-connector step's PostgreSQL CPU per commit: what the writers' own transactions cost the server. */
@@ -53,11 +64,72 @@ final class SteadyAccounting {
         return cores(none.cpu().postgresMs(), none.cpu()) * 1e6 / (none.windowCommits() / seconds(none.cpu()));
     }
 
-    /** Every contender step of {@code steps} costed against the no-connector step of its workload and rate. */
+    /**
+     * Every contender of {@code steps} costed against the no-connector step of its workload and rate. Steps of several
+     * rounds are pooled first (their CPU, time and commits summed: a longer measurement), and each round is costed on
+     * its own too, for the spread.
+     */
     static List<Results.SteadyCost> costs(List<Results.SteadyStep> steps) {
-        return steps.stream().filter(s -> !s.kind().equals("none")).flatMap(s -> steps.stream()
-            .filter(n -> n.kind().equals("none") && n.workload().equals(s.workload()) && n.rate() == s.rate())
-            .findFirst().map(n -> cost(s, n)).stream()).toList();
+        Map<String, List<Results.SteadyStep>> groups = new LinkedHashMap<>();
+        for (Results.SteadyStep s : steps) {
+            groups.computeIfAbsent(s.workload() + "|" + s.rate() + "|" + s.key(), k -> new ArrayList<>()).add(s);
+        }
+        List<Results.SteadyCost> out = new ArrayList<>();
+        for (List<Results.SteadyStep> group : groups.values()) {
+            Results.SteadyStep first = group.get(0);
+            List<Results.SteadyStep> nones = groups.getOrDefault(first.workload() + "|" + first.rate() + "|none",
+                List.of());
+            if (first.kind().equals("none") || nones.isEmpty()) {
+                continue;
+            }
+            List<Double> totals = new ArrayList<>();
+            List<Double> shares = new ArrayList<>();
+            for (Results.SteadyStep s : group) {
+                Results.SteadyStep none = nones.stream().filter(n -> n.round() == s.round()).findFirst()
+                    .orElse(nones.get(0));
+                Results.SteadyCost one = cost(s, none);
+                totals.add(one.totalUsPerEvent());
+                shares.add(one.postgresShareOfWritersPct());
+            }
+            out.add(cost(pooled(group), pooled(nones), group.size() > 1 ? totals : List.of(),
+                group.size() > 1 ? shares : List.of(), group.size()));
+        }
+        return out;
+    }
+
+    /** Steps of the same setup, workload and rate as one: CPU, time, commits and statements summed. */
+    static Results.SteadyStep pooled(List<Results.SteadyStep> steps) {
+        Results.SteadyStep f = steps.get(0);
+        if (steps.size() == 1) {
+            return f;
+        }
+        long[] ms = new long[6];
+        long committed = 0;
+        long window = 0;
+        long received = 0;
+        long missing = 0;
+        StatementCounts statements = StatementCounts.NONE;
+        Map<String, Long> byKind = new LinkedHashMap<>();
+        for (Results.SteadyStep s : steps) {
+            Results.Cpu c = s.cpu();
+            ms[0] += c.workerMs();
+            ms[1] += c.postgresMs();
+            ms[2] += c.brokerMs();
+            ms[3] += c.benchMs();
+            ms[4] += c.othersMs();
+            ms[5] += c.wallMs();
+            committed += s.committed();
+            window += s.windowCommits();
+            received = received < 0 || s.received() < 0 ? -1 : received + s.received();
+            missing += s.missing();
+            statements = statements.plus(s.statements());
+            s.postgresByKindMs().forEach((k, v) -> byKind.merge(k, v, Long::sum));
+        }
+        Results.Cpu cpu = Results.Cpu.of(new CpuMeter.Sample(ms[0], ms[1], ms[2], ms[3], ms[4] + ms[0] + ms[1] + ms[2]
+            + ms[3], ms[5]), window);
+        return new Results.SteadyStep(f.workload(), f.rate(), 0, f.order(), f.key(), f.label(), f.kind(), f.variant(),
+            f.tasks(), committed, window, Results.round1(window / seconds(cpu)), received, missing, cpu, statements,
+            byKind);
     }
 
     private static double overNone(long ms, Results.Cpu c, long noneMs, Results.Cpu n, double eventsPerSec) {

@@ -57,37 +57,50 @@ final class SteadyPhase {
         // the broker's CPU of the same step run later (JIT of the steady paths, the drain's aftermath)
         for (TableSetup s : all.subList(0, Math.min(2, all.size()))) {
             b.log("  priming %s at %,d/s (not measured)", s.label(), o.rates().get(0));
-            step(b, Workload.EVENTS, o.rates().get(0), 0, s, StatementKinds.shipped(Workload.EVENTS.transaction().sql()));
+            step(b, Workload.EVENTS, o.rates().get(0), 0, 0, s,
+                StatementKinds.shipped(Workload.EVENTS.transaction().sql()));
         }
         int group = 0;
         int order = 0;
         List<Workload> workloads = o.updatedRows() > 0 ? List.of(Workload.EVENTS, Workload.eventsAndUpdates(o.updatedRows()))
             : List.of(Workload.EVENTS);
-        for (Workload w : workloads) {
-            StatementKinds kinds = StatementKinds.shipped(w.transaction().sql());
-            for (int rate : o.rates()) {
-                List<Results.SteadyStep> measured = new ArrayList<>();
-                for (TableSetup s : order(none(), w == Workload.EVENTS ? all : withUpdates, group++)) {
-                    try {
-                        measured.add(step(b, w, rate, ++order, s, kinds));
-                    } catch (Exception e) {
-                        failures.add(s.label() + " at " + rate + "/s (" + w.key() + "): " + e.getMessage());
-                        b.log("  !! steady step %s at %,d/s failed: %s", s.label(), rate, e);
+        for (int round = 1; round <= o.rounds(); round++) {
+            for (Workload w : workloads) {
+                StatementKinds kinds = StatementKinds.shipped(w.transaction().sql());
+                for (int rate : o.rates()) {
+                    List<Results.SteadyStep> measured = new ArrayList<>();
+                    for (TableSetup s : order(none(), w == Workload.EVENTS ? all : withUpdates, group++)) {
+                        try {
+                            measured.add(step(b, w, rate, round, ++order, s, kinds));
+                        } catch (Exception e) {
+                            failures.add(s.label() + " at " + rate + "/s (" + w.key() + ", round " + round + "): "
+                                + e.getMessage());
+                            b.log("  !! steady step %s at %,d/s failed: %s", s.label(), rate, e);
+                        }
                     }
+                    steps.addAll(measured);
+                    String over = "round " + round;
+                    SteadyAccounting.costs(measured).forEach(c -> log(b, c, over));
                 }
-                steps.addAll(measured);
-                for (Results.SteadyCost c : SteadyAccounting.costs(measured)) {
-                    costs.add(c);
-                    b.log("  cost %-56s %,5d/s: Postgres %.0f + worker %.0f + broker %.0f = %.0f us/event; Postgres"
-                            + " %.0f%% of the writers' own %.0f us/commit; %.2f statements/event", c.label(), rate,
-                        c.postgresUsPerEvent(), c.workerUsPerEvent(), c.brokerUsPerEvent(), c.totalUsPerEvent(),
-                        c.postgresShareOfWritersPct(), c.writersPostgresUsPerCommit(), c.statementsPerEvent());
-                }
+            }
+        }
+        for (Results.SteadyCost c : SteadyAccounting.costs(steps)) {
+            costs.add(c);
+            if (o.rounds() > 1) {
+                log(b, c, "pooled");
             }
         }
         if (!failures.isEmpty()) {
             throw new IllegalStateException(failures.size() + " steady step(s) failed: " + String.join("; ", failures));
         }
+    }
+
+    private static void log(Bench b, Results.SteadyCost c, String over) {
+        b.log("  cost (%s) %-56s %,5d/s: Postgres %.0f + worker %.0f + broker %.0f = %.0f us/event; Postgres %.0f%% of"
+                + " the writers' own %.0f us/commit; %.2f statements/event; Postgres by session %s", over, c.label(),
+            c.rate(), c.postgresUsPerEvent(), c.workerUsPerEvent(), c.brokerUsPerEvent(), c.totalUsPerEvent(),
+            c.postgresShareOfWritersPct(), c.writersPostgresUsPerCommit(), c.statementsPerEvent(),
+            c.postgresUsPerEventByKind());
     }
 
     /** The relay as the targets judge it: 2 tasks on its defaults and the shipped schema. */
@@ -115,7 +128,7 @@ final class SteadyPhase {
         return out;
     }
 
-    private static Results.SteadyStep step(Bench b, Workload w, int rate, int order, TableSetup s,
+    private static Results.SteadyStep step(Bench b, Workload w, int rate, int round, int order, TableSetup s,
                                            StatementKinds kinds) throws Exception {
         BenchOptions.SteadyOptions o = b.options.steady();
         b.awaitQuiet(String.format("steady step %s at %,d/s", s.label(), rate));
@@ -130,16 +143,19 @@ final class SteadyPhase {
             PacedWriter writer = new PacedWriter(db, rate, o.warmupSeconds() + o.seconds(), 0, o.connections(), true,
                 w.transaction());
             CpuMeter.Sample[] edges = new CpuMeter.Sample[2];
+            PostgresSessions.Reading[] sessions = new PostgresSessions.Reading[2];
             StatementCounts[] statements = {StatementCounts.NONE};
             // each step starts right after a checkpoint: the same full-page writes for each
             db.execute("CHECKPOINT");
             try (RecordWatcher watcher = c == null ? null
                 : new RecordWatcher(b.kafka, c.topics(), 0, writer.count(), false)) {
                 writer.run(rate * o.warmupSeconds(), () -> {
+                    sessions[0] = PostgresSessions.read(db, b.postgres.postmasterPid());
                     edges[0] = b.cpu.sample();
                     StatementCounts.reset(db);
                 }, () -> {
                     edges[1] = b.cpu.sample();
+                    sessions[1] = PostgresSessions.read(db, b.postgres.postmasterPid());
                     statements[0] = StatementCounts.read(db, kinds);
                 });
                 long received = -1;
@@ -147,11 +163,12 @@ final class SteadyPhase {
                     watcher.awaitDistinct(writer.committed() * c.topics().size(), Duration.ofSeconds(o.deliverySeconds()));
                     received = watcher.distinct() / c.topics().size();
                 }
-                return logged(b, new Results.SteadyStep(w.key(), rate, order, s.key(), s.label(),
+                return logged(b, new Results.SteadyStep(w.key(), rate, round, order, s.key(), s.label(),
                     c == null ? "none" : c.kind(), s.variant(), c == null ? 0 : c.tasks(), writer.committed(),
                     writer.windowCommits(), Results.round1(writer.windowCommits() / writer.windowSeconds()), received,
                     received < 0 ? 0 : Math.max(0, writer.committed() - received),
-                    Results.Cpu.of(edges[1].minus(edges[0]), writer.windowCommits()), statements[0]));
+                    Results.Cpu.of(edges[1].minus(edges[0]), writer.windowCommits()), statements[0],
+                    PostgresSessions.between(sessions[0], sessions[1])));
             }
         } finally {
             try {

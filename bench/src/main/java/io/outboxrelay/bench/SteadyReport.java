@@ -23,7 +23,13 @@ final class SteadyReport {
                 + " PostgreSQL us per commit. *Delivered*: every event the step committed, seen by the consumer within"
                 + " %s s after the schedule. *Statements/event*: the connector's top-level statements over the window"
                 + " (pg_stat_statements), claims / stamps / wake-up / other; *nested*: statements inside functions"
-                + " and triggers (the relay's trigger in each insert).%n%n",
+                + " and triggers (the relay's trigger in each insert). With several rounds (each in its own order) a"
+                + " contender's steps and the no-connector steps are pooled before the difference; each round's own"
+                + " figure follows in brackets. Below each table, the same PostgreSQL CPU per event by who used it"
+                + " (each server process named by pg_stat_activity; over the no-connector step's same kind): the"
+                + " relay's own sessions, its LISTEN sessions, Debezium's walsender, what the writers' sessions used"
+                + " beyond what they use alone (a busier machine makes their commits dearer too), autovacuum, processes"
+                + " that exited in the window (autovacuum workers above all) and the other background processes.%n%n",
             r.volumes.get("steadyWriterConnections"), r.volumes.get("steadyWarmupSeconds"),
             r.volumes.get("steadySecondsPerStep"), r.volumes.get("steadyUpdatedRows"),
             r.volumes.get("steadyUpdatedRows"), r.volumes.get("steadyDeliverySeconds")));
@@ -82,14 +88,42 @@ final class SteadyReport {
                 continue;
             }
             List<String> kinds = StatementCounts.CONNECTOR_KINDS;
-            md.append(String.format("| %s | %,.0f (%.0f%%) | %s | %.0f | %.0f | %.0f | **%.0f** | %.0f%% | %.2f | %s |"
+            md.append(String.format("| %s | %,.0f (%.0f%%) | %s | %.0f | %.0f | %.0f | **%.0f**%s | %.0f%%%s | %.2f | %s |"
                     + " %.2f | %.2f |%n", c.label(), c.achievedRate(), 100 * c.achievedRate() / rate, c.missing() == 0
                     ? "all"
                     : String.format("**%,d missing**", c.missing()), c.postgresUsPerEvent(), c.workerUsPerEvent(),
-                c.brokerUsPerEvent(), c.totalUsPerEvent(), c.postgresShareOfWritersPct(), c.statementsPerEvent(),
+                c.brokerUsPerEvent(), c.totalUsPerEvent(), rounds(c.totalUsPerEventByRound(), "%.0f"),
+                c.postgresShareOfWritersPct(), rounds(c.postgresShareOfWritersPctByRound(), "%.0f%%"),
+                c.statementsPerEvent(),
                 String.join(" / ", kinds.stream().map(k -> String.format("%.2f", c.statementsPerEventByKind()
                     .getOrDefault(k, 0.0))).toList()), c.statementsPerEventByKind()
                     .getOrDefault(StatementKinds.NESTED, 0.0), c.othersCores()));
+        }
+        md.append('\n');
+        sessions(md, r, workload, rate);
+    }
+
+    /** Each round's figure, in brackets after the pooled one; nothing with one round. */
+    static String rounds(List<Double> byRound, String format) {
+        return byRound.size() < 2 ? "" : " (" + String.join(", ", byRound.stream().map(v -> String.format(format, v))
+            .toList()) + ")";
+    }
+
+    /** Where each contender's PostgreSQL CPU per event went, by session kind. */
+    private static void sessions(StringBuilder md, Results r, String workload, int rate) {
+        List<Results.SteadyCost> costs = r.steadyCosts.stream().filter(c -> c.workload().equals(workload)
+            && c.rate() == rate && !c.postgresUsPerEventByKind().isEmpty()).sorted(SteadyAccounting.BY_RATE_THEN_CONTENDER)
+            .toList();
+        if (costs.isEmpty()) {
+            return;
+        }
+        md.append("| PostgreSQL us/event by session | ").append(String.join(" | ", PostgresSessions.KINDS))
+            .append(" | all |\n|---|").append("---|".repeat(PostgresSessions.KINDS.size() + 1)).append('\n');
+        for (Results.SteadyCost c : costs) {
+            md.append("| ").append(c.label()).append(" | ");
+            md.append(String.join(" | ", PostgresSessions.KINDS.stream().map(k -> String.format("%.0f",
+                c.postgresUsPerEventByKind().getOrDefault(k, 0.0))).toList()));
+            md.append(String.format(" | %.0f |%n", c.postgresUsPerEvent()));
         }
         md.append('\n');
     }

@@ -53,12 +53,20 @@ final class Fixtures {
      */
     static Results.SteadyStep steadyStep(String kind, String variant, String workload, int rate, long postgresMs,
                                          long workerMs, long brokerMs, long missing, Map<String, Long> statements) {
+        return steadyStep(kind, variant, workload, rate, 1, postgresMs, workerMs, brokerMs, missing, statements,
+            Map.of());
+    }
+
+    /** The same in round {@code round}, with PostgreSQL's milliseconds by session kind. */
+    static Results.SteadyStep steadyStep(String kind, String variant, String workload, int rate, int round,
+                                         long postgresMs, long workerMs, long brokerMs, long missing,
+                                         Map<String, Long> statements, Map<String, Long> postgresByKindMs) {
         long commits = rate * 10L;
         CpuMeter.Sample window = new CpuMeter.Sample(workerMs, postgresMs, brokerMs, 0, workerMs + postgresMs
             + brokerMs, 10_000);
-        return new Results.SteadyStep(workload, rate, 1, kind + variant, (kind + " " + variant).trim(), kind, variant,
-            kind.equals("none") ? 0 : 2, commits, commits, rate, kind.equals("none") ? -1 : commits - missing, missing,
-            Results.Cpu.of(window, commits), new StatementCounts(statements, List.of()));
+        return new Results.SteadyStep(workload, rate, round, 1, kind + variant, (kind + " " + variant).trim(), kind,
+            variant, kind.equals("none") ? 0 : 2, commits, commits, rate, kind.equals("none") ? -1 : commits - missing,
+            missing, Results.Cpu.of(window, commits), new StatementCounts(statements, List.of()), postgresByKindMs);
     }
 
     /** A contender's cost at {@code rate}: these us per event over a no-connector step of 400 us per commit. */

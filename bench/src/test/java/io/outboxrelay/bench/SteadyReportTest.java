@@ -19,10 +19,10 @@ class SteadyReportTest {
             "totalMs", 5_000.0, "rows", 5_000L, "query", "WITH c AS (SELECT seq FROM \"events\" WHERE a | b)");
         Map<String, Object> writers = Map.of("kind", StatementKinds.WRITERS, "calls", 5_000L, "totalMs", 900.0,
             "rows", 5_000L, "query", "INSERT INTO events ...");
-        relay = new Results.SteadyStep(relay.workload(), relay.rate(), relay.order(), relay.key(), "relay 2 tasks",
-            relay.kind(), relay.variant(), relay.tasks(), relay.committed(), relay.windowCommits(),
+        relay = new Results.SteadyStep(relay.workload(), relay.rate(), relay.round(), relay.order(), relay.key(),
+            "relay 2 tasks", relay.kind(), relay.variant(), relay.tasks(), relay.committed(), relay.windowCommits(),
             relay.achievedRate(), relay.received(), relay.missing(), relay.cpu(),
-            new StatementCounts(relay.statements().callsByKind(), List.of(writers, claim)));
+            new StatementCounts(relay.statements().callsByKind(), List.of(writers, claim)), relay.postgresByKindMs());
         r.steady.addAll(List.of(relay, none));
         r.steadyCosts.addAll(SteadyAccounting.costs(r.steady));
         return r;
@@ -37,6 +37,30 @@ class SteadyReportTest {
         assertThat(md).contains("| relay 2 tasks | 500 (100%) | **3 missing** | 100 | 120 | 40 | **260** | 25% | 0.60 |"
             + " 0.50 / 0.00 / 0.10 / 0.00 |");
         assertThat(md).contains("![steady-rate CPU per event](steady.png)");
+    }
+
+    /** Below each rate's table, where each contender's PostgreSQL CPU went, by session kind, summing to the whole. */
+    @Test
+    void eachRateShowsPostgresCpuBySession() {
+        Results r = results();
+        Results.SteadyStep relay = r.steady.get(0);
+        Results.SteadyStep none = r.steady.get(1);
+        r.steady.set(0, new Results.SteadyStep(relay.workload(), relay.rate(), relay.round(), relay.order(),
+            relay.key(), relay.label(), relay.kind(), relay.variant(), relay.tasks(), relay.committed(),
+            relay.windowCommits(), relay.achievedRate(), relay.received(), relay.missing(), relay.cpu(),
+            relay.statements(), java.util.Map.of(PostgresSessions.RELAY, 400L, PostgresSessions.WRITERS, 1_900L,
+                PostgresSessions.RELAY_LISTEN, 100L, PostgresSessions.AUTOVACUUM, 100L)));
+        r.steady.set(1, new Results.SteadyStep(none.workload(), none.rate(), none.round(), none.order(), none.key(),
+            none.label(), none.kind(), none.variant(), none.tasks(), none.committed(), none.windowCommits(),
+            none.achievedRate(), none.received(), none.missing(), none.cpu(), none.statements(),
+            java.util.Map.of(PostgresSessions.WRITERS, 1_900L, PostgresSessions.AUTOVACUUM, 100L)));
+        r.steadyCosts.clear();
+        r.steadyCosts.addAll(SteadyAccounting.costs(r.steady));
+
+        String md = Report.markdown(r, "t", "");
+
+        assertThat(md).contains("| PostgreSQL us/event by session | relay sessions | relay LISTEN sessions |");
+        assertThat(md).contains("| relay 2 tasks | 80 | 20 | 0 | 0 | 0 | 0 | 0 | 100 |");
     }
 
     @Test
