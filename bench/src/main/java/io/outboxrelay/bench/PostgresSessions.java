@@ -9,8 +9,10 @@ import java.util.Map;
  * PostgreSQL's CPU by who used it, over a steady step's window: each server process's CPU from {@code /proc}, named
  * by what {@code pg_stat_activity} says it is. The relay's sessions announce themselves in {@code application_name}
  * ({@code outbox-relay:...}); of those, the one whose last statement is a LISTEN or an UNLISTEN is its LISTEN session.
- * Processes that exit during the window (autovacuum workers, closed sessions) are counted from what the postmaster
- * reaped. Outside Linux every reading is empty.
+ * The sessions are named once, when the window starts (a query, which takes a few ms); the two readings of
+ * {@code /proc} are taken at the window's edges, the last one before the writers close their sessions (the server
+ * reaps an exited backend a moment later). Processes that start or exit within the window (autovacuum workers above
+ * all) are counted apart, those that exited from what the postmaster reaped. Outside Linux every reading is empty.
  */
 final class PostgresSessions {
     static final String RELAY = "relay sessions";
@@ -18,7 +20,7 @@ final class PostgresSessions {
     static final String DEBEZIUM = "Debezium (walsender)";
     static final String WRITERS = "writers' sessions";
     static final String AUTOVACUUM = "autovacuum";
-    static final String EXITED = "exited in the window";
+    static final String EXITED = "started or exited in the window";
     static final String BACKGROUND = "other background";
     /** The kinds, in the order the report shows them. */
     static final List<String> KINDS = List.of(RELAY, RELAY_LISTEN, DEBEZIUM, WRITERS, AUTOVACUUM, EXITED, BACKGROUND);
@@ -34,21 +36,28 @@ final class PostgresSessions {
     private PostgresSessions() {
     }
 
-    static Reading read(BenchDatabases.Db db, long postmasterPid) {
-        long[] pm = postmasterPid <= 0 ? null : CpuMeter.stat(postmasterPid);
-        if (pm == null) {
-            return Reading.NONE;
-        }
+    /** What each server process is, by pid, as pg_stat_activity says now. */
+    static Map<Long, String> kinds(BenchDatabases.Db db) {
         Map<Long, String> kinds = new HashMap<>();
         for (List<String> row : db.query("SELECT pid, backend_type, coalesce(application_name, ''),"
             + " left(coalesce(query, ''), 9) FROM pg_stat_activity WHERE pid <> pg_backend_pid()")) {
             kinds.put(Long.parseLong(row.get(0)), kind(row.get(1), row.get(2), row.get(3)));
         }
+        return kinds;
+    }
+
+    /** Every live server process's CPU from /proc, named by {@code kinds}, and what the postmaster reaped so far. */
+    static Reading read(long postmasterPid, Map<Long, String> kinds) {
+        long[] pm = postmasterPid <= 0 ? null : CpuMeter.stat(postmasterPid);
+        java.util.Optional<ProcessHandle> postmaster = ProcessHandle.of(postmasterPid);
+        if (pm == null || postmaster.isEmpty()) {
+            return Reading.NONE;
+        }
         Map<Long, Long> ticks = new HashMap<>();
-        for (Long pid : kinds.keySet()) {
-            long[] s = CpuMeter.stat(pid);
-            if (s != null && s[4] == postmasterPid) {
-                ticks.put(pid, s[0] + s[1]);
+        for (ProcessHandle child : (Iterable<ProcessHandle>) postmaster.get().children()::iterator) {
+            long[] s = CpuMeter.stat(child.pid());
+            if (s != null) {
+                ticks.put(child.pid(), s[0] + s[1]);
             }
         }
         return new Reading(ticks, kinds, pm[2] + pm[3]);
@@ -72,8 +81,9 @@ final class PostgresSessions {
 
     /**
      * Milliseconds of CPU by kind between two readings. A process alive at both counts its difference, under the kind
-     * it had at the end (a LISTEN session whose last statement was its probe at the start is still a LISTEN session);
-     * one that exited counts as {@link #EXITED}, with what it had used before the window taken out of the reaped total.
+     * the end reading gives it (a LISTEN session whose last statement was its probe at the other is still a LISTEN
+     * session); one that started in the window counts whole, and one that exited what was reaped beyond what it had
+     * used before, both as {@link #EXITED}.
      */
     static Map<String, Long> between(Reading start, Reading end) {
         Map<String, Long> ticks = new LinkedHashMap<>();
@@ -86,12 +96,12 @@ final class PostgresSessions {
             }
         }
         for (Map.Entry<Long, Long> e : end.ticks().entrySet()) {
-            long before = start.ticks().getOrDefault(e.getKey(), 0L);
-            String kind = end.kinds().getOrDefault(e.getKey(), BACKGROUND);
+            Long before = start.ticks().get(e.getKey());
+            String kind = before == null ? EXITED : end.kinds().getOrDefault(e.getKey(), BACKGROUND);
             if (RELAY.equals(kind) && RELAY_LISTEN.equals(start.kinds().get(e.getKey()))) {
                 kind = RELAY_LISTEN;
             }
-            ticks.merge(kind, e.getValue() - before, Long::sum);
+            ticks.merge(kind, e.getValue() - (before == null ? 0 : before), Long::sum);
         }
         ticks.merge(EXITED, Math.max(0, end.reapedTicks() - start.reapedTicks() - exitedBefore), Long::sum);
         Map<String, Long> ms = new LinkedHashMap<>();

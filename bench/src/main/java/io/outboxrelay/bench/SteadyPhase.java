@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The steady-rate cost (issue 23): what relaying costs PostgreSQL, the worker and the broker per event while the
@@ -150,12 +151,13 @@ final class SteadyPhase {
             try (RecordWatcher watcher = c == null ? null
                 : new RecordWatcher(b.kafka, c.topics(), 0, writer.count(), false)) {
                 writer.run(rate * o.warmupSeconds(), () -> {
-                    sessions[0] = PostgresSessions.read(db, b.postgres.postmasterPid());
+                    Map<Long, String> named = PostgresSessions.kinds(db);
+                    sessions[0] = PostgresSessions.read(b.postgres.postmasterPid(), named);
                     edges[0] = b.cpu.sample();
                     StatementCounts.reset(db);
                 }, () -> {
                     edges[1] = b.cpu.sample();
-                    sessions[1] = PostgresSessions.read(db, b.postgres.postmasterPid());
+                    sessions[1] = PostgresSessions.read(b.postgres.postmasterPid(), sessions[0].kinds());
                     statements[0] = StatementCounts.read(db, kinds);
                 });
                 long received = -1;
