@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -129,7 +131,11 @@ final class PacedWriter {
         atWindowStart.run();
         parkUntil(scheduleEnd);
         windowEndNanos = System.nanoTime();
-        atWindowEnd.run();
+        try {
+            atWindowEnd.run();
+        } finally {
+            windowEnded.countDown();
+        }
         for (Thread th : threads) {
             th.join();
         }
@@ -148,6 +154,11 @@ final class PacedWriter {
             LockSupport.parkNanos(wait);
         }
     }
+
+    /** How long a writer that is done keeps its session open for the window's end to be read. */
+    private static final long WINDOW_END_WAIT_SECONDS = 120;
+    /** Counted down once the window's end was read (or there is none to read). */
+    private final CountDownLatch windowEnded = new CountDownLatch(1);
 
     private void writeLoop() {
         double intervalNanos = 1e9 / rate;
@@ -171,8 +182,15 @@ final class PacedWriter {
                 commitWallMs[(int) i] = System.currentTimeMillis();
                 committed.incrementAndGet();
             }
+            // the session stays open until the window's end is read: a backend that exits before is only in what the
+            // server reaped, which cannot say whose it was (PostgresSessions)
+            if (!windowEnded.await(WINDOW_END_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the window did not end within " + WINDOW_END_WAIT_SECONDS + " s");
+            }
         } catch (SQLException | RuntimeException e) {
             failure = e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
