@@ -46,8 +46,12 @@ public final class PostgresListener implements AutoCloseable {
     private volatile long wakeups;
     private volatile boolean connected;
     private volatile boolean probeAsked;
-    /** What the owner asks for: LISTEN on (the default) or off. */
+    /** What the owner asks for: LISTEN on (the default) or off; written under {@link #turn}. */
     private volatile boolean wanted = true;
+    /** How many times the owner changed {@link #wanted}; written under {@link #turn}. */
+    private volatile long asked;
+    /** The last request the current session carries out ({@link #asked} when the thread read it); -1: none yet. */
+    private volatile long applied = -1;
     /** Whether LISTEN is in place on the current session. */
     private volatile boolean heard;
     private final Object turn = new Object();
@@ -105,20 +109,23 @@ public final class PostgresListener implements AutoCloseable {
 
     /** Asks for LISTEN on or off; the thread makes the change soon after (at once when turning it on). */
     public void listen(boolean on) {
-        if (wanted != on) {
-            wanted = on;
-            synchronized (turn) {
+        synchronized (turn) {
+            if (wanted != on) {
+                wanted = on;
+                asked++;
                 turn.notifyAll();
             }
         }
     }
 
     /**
-     * Whether the session is up and LISTEN is not yet as last asked: a change the thread has still to make. A
-     * session that is down is not changing (it takes the asked state when it opens again).
+     * Whether the session is up and has not yet carried out the owner's last request: it is opening, or a LISTEN or
+     * UNLISTEN is still to run or running (one asked for before may still be running when the owner asks the
+     * opposite: comparing the session's state with the request would say "done" too early). A session that is down
+     * is not changing: it opens with the asked state, and tells the owner when that is LISTEN.
      */
     public boolean changing() {
-        return connected && heard != wanted;
+        return connected && applied != asked;
     }
 
     private void run() {
@@ -151,18 +158,29 @@ public final class PostgresListener implements AutoCloseable {
                 connection = null;
                 connected = false;
                 heard = false;
+                applied = -1;
             }
         }
     }
 
-    /** A session just opened: LISTEN unless the owner turned it off, and tell the owner it is in place. */
+    /**
+     * A session just opened: LISTEN unless the owner turned it off, and tell the owner it is in place. It counts as
+     * connected (and so changing, until the request it read is carried out) before it reads the request: a request
+     * made meanwhile is then waited for, never taken as done.
+     */
     private void open(Connection c, boolean firstConnect) throws SQLException {
-        boolean on = wanted;
+        long request;
+        boolean on;
+        synchronized (turn) {
+            connected = true;
+            request = asked;
+            on = wanted;
+        }
         if (on) {
-            execute(c, listenSql());
+            timed(c, listenSql()); // bound like the probe: the owner may be waiting for it before it arms
         }
         heard = on;
-        connected = true;
+        applied = request;
         if (on) {
             if (!firstConnect) {
                 log.info("LISTEN {} re-established; sweeping for notifications missed meanwhile", channel);
@@ -176,11 +194,17 @@ public final class PostgresListener implements AutoCloseable {
         PGConnection pg = c.unwrap(PGConnection.class);
         long nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
         while (stopped.getCount() > 0) {
-            boolean on = wanted;
+            long request;
+            boolean on;
+            synchronized (turn) {
+                request = asked;
+                on = wanted;
+            }
             if (on != heard) {
-                execute(c, on ? listenSql() : unlistenSql());
+                timed(c, on ? listenSql() : unlistenSql());
                 heard = on;
             }
+            applied = request;
             if (on) {
                 PGNotification[] batch = pg.getNotifications(500);
                 if (batch != null && batch.length > 0) {
@@ -216,12 +240,6 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
-    private static void execute(Connection c, String sql) throws SQLException {
-        try (Statement st = c.createStatement()) {
-            st.execute(sql);
-        }
-    }
-
     /** LISTEN on the channel, quoted as an identifier. */
     private String listenSql() throws SQLException {
         return onChannel("Listen");
@@ -239,10 +257,15 @@ public final class PostgresListener implements AutoCloseable {
 
     /** A round trip that must come back in time; a session that died unseen throws here instead of hanging. */
     private static void probe(Connection c) throws SQLException {
+        timed(c, PROBE);
+    }
+
+    /** {@code sql}, which must answer within {@link #PROBE_TIMEOUT_MS} or the session counts as dead. */
+    private static void timed(Connection c, String sql) throws SQLException {
         int before = c.getNetworkTimeout();
         c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_MS);
         try (Statement st = c.createStatement()) {
-            st.execute(PROBE);
+            st.execute(sql);
         } finally {
             c.setNetworkTimeout(Runnable::run, before);
         }

@@ -5,9 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresListener;
+import io.outboxrelay.testsupport.CuttingProxy;
+import java.io.IOException;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,13 +39,35 @@ class PostgresListenerIT {
 
     /** A listener on {@code channel} that counts into the two counters, started and listening. */
     private static PostgresListener started(String channel, AtomicInteger notified, AtomicInteger listening) {
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+        return started(url, channel, notified, listening);
+    }
+
+    /** The same, over {@code jdbcUrl} (a proxy's). */
+    private static PostgresListener started(String jdbcUrl, String channel, AtomicInteger notified,
+                                            AtomicInteger listening) {
+        ConnectionSettings settings = new ConnectionSettings(jdbcUrl, "postgres", "postgres", null, 30_000, 60_000,
             60_000, "off", channel.replace('_', '-'));
         PostgresListener listener = new PostgresListener(settings, channel, notified::incrementAndGet,
             listening::incrementAndGet, channel.replace('_', '-'));
         listener.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
         return listener;
+    }
+
+    /** A proxy in front of the server that cuts nothing (sessions through it can be frozen). */
+    private static CuttingProxy proxy() throws IOException {
+        return new CuttingProxy(serverPort(), (s, f, c, n, l) -> false);
+    }
+
+    /** The database's URL through {@code proxy}. */
+    private static String through(CuttingProxy proxy) {
+        return url.replace(":" + serverPort() + "/", ":" + proxy.port() + "/");
+    }
+
+    private static int serverPort() {
+        Matcher port = Pattern.compile("//[^:/]+:(\\d+)/").matcher(url);
+        assertThat(port.find()).isTrue();
+        return Integer.parseInt(port.group(1));
     }
 
     @Test
@@ -70,18 +96,10 @@ class PostgresListenerIT {
      */
     @Test
     void aHalfOpenSessionIsReplacedOnceTheOwnerAsksItToProveItselfAlive() throws Exception {
-        java.util.regex.Matcher port = java.util.regex.Pattern.compile("//[^:/]+:(\\d+)/").matcher(url);
-        assertThat(port.find()).isTrue();
         AtomicInteger listening = new AtomicInteger();
-        try (io.outboxrelay.testsupport.CuttingProxy proxy = new io.outboxrelay.testsupport.CuttingProxy(
-                Integer.parseInt(port.group(1)), (s, f, c, n, l) -> false)) {
-            String viaProxy = url.replace(":" + port.group(1) + "/", ":" + proxy.port() + "/");
-            ConnectionSettings settings = new ConnectionSettings(viaProxy, "postgres", "postgres", null, 30_000, 60_000,
-                60_000, "off", "listener-half-open");
-            try (PostgresListener listener = new PostgresListener(settings, "listener_it", () -> { },
-                    listening::incrementAndGet, "listener-half-open")) {
-                listener.start();
-                await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+        try (CuttingProxy proxy = proxy()) {
+            try (PostgresListener listener = started(through(proxy), "listener_half_open", new AtomicInteger(),
+                    listening)) {
                 assertThat(proxy.freezeSessionsThatSent("LISTEN ")).isOne();
                 await().during(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 1_000))
                     .atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 2_000))
@@ -115,6 +133,7 @@ class PostgresListenerIT {
 
             int pid = listener.backendPid();
             owner.createStatement().execute("SELECT pg_terminate_backend(" + pid + ")");
+            listener.checkAlive(); // nothing is read on a session with LISTEN off: the probe finds it gone
             await().atMost(Duration.ofSeconds(30)).until(() -> listener.connected() && listener.backendPid() != pid);
             assertThat(listening).as("a session opened while LISTEN is off does not LISTEN").hasValue(1);
             owner.createStatement().execute("SELECT pg_notify('listener_off_it', '')");
@@ -125,12 +144,78 @@ class PostgresListenerIT {
             owner.createStatement().execute("SELECT pg_notify('listener_off_it', '')");
             await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1);
             assertThat(listening).as("turned on by the owner: not reported").hasValue(1);
+
+            int listeningPid = listener.backendPid();
+            owner.createStatement().execute("SELECT pg_terminate_backend(" + listeningPid + ")");
+            await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 2);
+            assertThat(listener.backendPid()).as("a session opened with LISTEN on is reported").isNotEqualTo(listeningPid);
+        }
+    }
+
+    /**
+     * The owner turns LISTEN off and at once on again, while the UNLISTEN may still be running: once the listener says
+     * the change is made, LISTEN is in place, so a NOTIFY sent right then arrives (the relay arms its wake-up flag at
+     * that moment, and the first writer's NOTIFY must find it listening). Many times over, to meet the interleavings;
+     * each round sends one NOTIFY and waits for its own (the count), so a lost one cannot pass unseen.
+     */
+    @Test
+    void onceAChangeIsMadeListenIsInPlaceEvenWhenTheOwnerFlippedItBackMeanwhile() throws Exception {
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        try (PostgresListener listener = started("listener_flip_it", notified, listening);
+             Connection owner = pg.owner(url)) {
+            for (int round = 0; round < 12; round++) {
+                listener.listen(false);
+                if (round % 3 == 0) {
+                    await().atMost(Duration.ofSeconds(10)).until(() -> !listener.changing());
+                }
+                listener.listen(true);
+                await().atMost(Duration.ofSeconds(10)).until(() -> !listener.changing());
+                // the one NOTIFY of this round: lost if LISTEN were not in place yet
+                owner.createStatement().execute("SELECT pg_notify('listener_flip_it', '')");
+                int expected = round + 1;
+                await("the NOTIFY of round " + round).atMost(Duration.ofSeconds(10))
+                    .until(() -> notified.get() == expected);
+            }
+            assertThat(listening).as("every change was the owner's: none reported").hasValue(1);
         }
     }
 
     private static String lastQuery(Connection c, int pid) throws Exception {
         try (var rs = c.createStatement().executeQuery("SELECT query FROM pg_stat_activity WHERE pid = " + pid)) {
             return rs.next() ? rs.getString(1) : "";
+        }
+    }
+
+    /**
+     * The owner turns LISTEN off, and asks for it again while the UNLISTEN is still on its way (here: held by a frozen
+     * connection until the statement's timeout): the change is not taken as done, since LISTEN is about to be gone,
+     * and only once a session carries out the last request (here a new one, which LISTENs and says so) does a NOTIFY
+     * arrive. The relay
+     * arms its wake-up flag only when no change is pending, so this is the case where it would otherwise arm deaf.
+     * The negative control: comparing the session's state with the request, as a first version did, said "done".
+     */
+    @Test
+    void aChangeStillOnItsWayIsNotTakenAsDoneWhenTheOwnerAsksTheOppositeMeanwhile() throws Exception {
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        try (CuttingProxy proxy = proxy()) {
+            try (PostgresListener listener = started(through(proxy), "listener_in_flight", notified, listening);
+                 Connection owner = pg.owner(url)) {
+                assertThat(proxy.freezeSessionsThatSent("LISTEN ")).isOne();
+
+                listener.listen(false);
+                await().atMost(Duration.ofSeconds(10)).until(() -> proxy.anySessionSent("UNLISTEN "));
+                listener.listen(true);
+                assertThat(listener.changing()).as("the UNLISTEN is still on its way: LISTEN is not in place").isTrue();
+
+                // the UNLISTEN times out, the session is replaced, and the new one LISTENs (and says so: notifications
+                // sent meanwhile were lost)
+                await().atMost(Duration.ofMillis(2L * PostgresListener.PROBE_TIMEOUT_MS + 10_000))
+                    .until(() -> listening.get() == 2 && listener.connected() && !listener.changing());
+                owner.createStatement().execute("SELECT pg_notify('listener_in_flight', '')");
+                await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1);
+            }
         }
     }
 }

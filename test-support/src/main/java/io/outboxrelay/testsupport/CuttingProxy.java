@@ -75,6 +75,11 @@ public final class CuttingProxy implements AutoCloseable {
         return cuts.get();
     }
 
+    /** Whether some session's client sent {@code marker} among its first bytes (what a frozen one tried, say). */
+    public boolean anySessionSent(String marker) {
+        return sent.values().stream().anyMatch(b -> b.indexOf(marker) >= 0);
+    }
+
     /**
      * Freezes every session open now whose client sent {@code marker} (e.g. {@code "LISTEN "}) among its first
      * bytes; later sessions pass as before. Returns how many it froze.

@@ -158,8 +158,9 @@ class RandomFaultSoakIT {
                 Thread.sleep(5_000 + random.nextInt(25_000));
                 broker.start();
             }
+            // a busy task's LISTEN session shows its UNLISTEN (docs/wakeup.md): both are the session to kill
             case KILL_LISTEN -> db.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                + "WHERE application_name LIKE ? AND query ILIKE 'LISTEN%'", "outbox-relay:" + CONNECTOR + "%");
+                + "WHERE application_name LIKE ? AND query ~* '^(UN)?LISTEN'", "outbox-relay:" + CONNECTOR + "%");
         }
     }
 
