@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Outbox Relay benchmark: one command, nothing to install but a JDK 17+.
 #
-#   ./bench.sh                 full run (about 40 minutes on 2 cores): results in bench/results/
+#   ./bench.sh                 full run (about 50 minutes on 2 cores): results in bench/results/
 #   ./bench.sh --quick         smoke test with small volumes (about 11 minutes): bench/target/quick-results/
 #   ./bench.sh --quick --phases=writers   the writer ceiling alone (durable commits/s per wake-up)
 #   ./bench.sh --quick --phases=sustainable   the highest commit rate each contender keeps up with
 #   ./bench.sh --quick --phases=steady   CPU per event at fixed commit rates, over the writers alone
 #   ./bench.sh --no-build ...  skip the Maven build (after a first run)
 #   ./bench.sh --help          every option (phases, --no-debezium, --out=DIR, --worker-heap=SIZE, --wakeup,
-#                              --relay-variant, --sustainable-rates, --steady-rates, --steady-seconds)
+#                              --relay-variant, --sustainable-rates, --steady-rates, --steady-seconds,
+#                              --steady-rounds)
 #
 # Builds the project with the Maven wrapper, then starts PostgreSQL 17 (embedded binaries), a Kafka
 # broker and a Kafka Connect worker (its own JVM) on loopback, and measures the relay against
