@@ -44,12 +44,14 @@ final class ChildJvm {
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
     /** The plugin archive's name without its version: {@code <owner>-<name>-}, the Confluent Hub form. */
     static final String PLUGIN_ARCHIVE_PREFIX = "outboxrelay-outbox-relay-";
-    private static final String STAMP = LocalDateTime.now().format(DateTimeFormatter.ofPattern("HHmmss"));
+    /** The test JVM's start and its pid: two JVMs of the suite (it.forks) never share a directory. */
+    private static final String STAMP = LocalDateTime.now().format(DateTimeFormatter.ofPattern("HHmmss"))
+        + "-" + ProcessHandle.current().pid();
 
     private ChildJvm() {
     }
 
-    /** A fresh directory for one child (its config, data and log): {@code connector/target/faults/<name>-<n>}. */
+    /** A fresh directory for one child (its config, data and log): {@code connector/target/faults/<name>-<time>-<pid>-<n>}. */
     static Path workDir(String name) {
         Path dir = ProjectFiles.root().resolve("connector").resolve("target").resolve("faults")
             .resolve(name + "-" + STAMP + "-" + SEQUENCE.incrementAndGet());
