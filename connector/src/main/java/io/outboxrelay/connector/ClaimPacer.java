@@ -41,7 +41,7 @@ final class ClaimPacer {
 
     /** The task's LISTEN session as the pacer uses it ({@code PostgresListener}). */
     interface Listener {
-        /** A session that is never turned off (tests, LISTEN off), whose checks do nothing. */
+        /** No session to control (LISTEN off, or none given yet): its checks do nothing. */
         Listener NONE = new Listener() {
         };
 
@@ -56,26 +56,6 @@ final class ClaimPacer {
 
         /** Asks the session to prove at once that it is alive (a clear came without its NOTIFY). */
         default void checkAlive() {
-        }
-
-        /** The session {@code later} gives when it is used: one opened after the pacer. */
-        static Listener deferred(java.util.function.Supplier<Listener> later) {
-            return new Listener() {
-                @Override
-                public void listen(boolean on) {
-                    later.get().listen(on);
-                }
-
-                @Override
-                public boolean changing() {
-                    return later.get().changing();
-                }
-
-                @Override
-                public void checkAlive() {
-                    later.get().checkAlive();
-                }
-            };
         }
     }
 
@@ -128,7 +108,7 @@ final class ClaimPacer {
     private final long maxPaceMs;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
-    private final Listener listener;
+    private Listener listener = Listener.NONE;
     private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
     private volatile State state = State.ACTIVE;
     private volatile boolean woken;
@@ -159,16 +139,13 @@ final class ClaimPacer {
      * @param paceMs        {@code outbox.linger.ms}: between claims while rows keep arriving
      * @param maxPaceMs     {@code outbox.linger.max.ms}: between claims while each brings few rows (at least
      *                      {@code paceMs})
-     * @param listener      the LISTEN session: turned off while the task is busy, asked to prove it is alive
      */
-    ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs,
-               Listener listener) {
+    ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs) {
         this.listening = listening;
         this.paceMs = Math.max(1, paceMs);
         this.maxPaceMs = Math.max(this.paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
         this.pollIntervalMs = pollIntervalMs;
-        this.listener = listener;
         this.claimAt = now;
         this.lastRowsAt = now;
         this.nextSweepAt = now + sweepIntervalMs;
@@ -178,9 +155,13 @@ final class ClaimPacer {
         return state;
     }
 
-    /** The table's flag, once the first pass found it (null: none, the trigger NOTIFYs on every insert). */
-    void useFlag(Flag flag) {
+    /**
+     * The table's flag, once the first pass found it (null: none, the trigger NOTIFYs on every insert), and the
+     * task's LISTEN session: with the flag, turned off while the task is busy and asked to prove it is alive.
+     */
+    void useFlag(Flag flag, Listener listener) {
         this.flag = listening ? flag : null;
+        this.listener = this.flag == null ? Listener.NONE : listener;
     }
 
     /**

@@ -97,7 +97,7 @@ public class OutboxRelayTask extends SourceTask {
         // before the backend opens: its LISTEN thread may call notified() at once
         pacer = new ClaimPacer(now, connector.listenEnabled(), connector.lingerMs(), connector.lingerMaxMs(),
             connector.sweepInterval().toMillis(),
-            connector.pollInterval().toMillis(), ClaimPacer.Listener.deferred(() -> backend.listener()));
+            connector.pollInterval().toMillis());
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::notified);
         store = backend.store();
@@ -282,7 +282,7 @@ public class OutboxRelayTask extends SourceTask {
                     + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
                     config.connector().quotedTable());
             }
-            pacer.useFlag(flag);
+            pacer.useFlag(flag, backend.listener());
         }
         firstPassDone = true;
     }

@@ -55,8 +55,8 @@ class ClaimPacerTest {
     }
 
     private ClaimPacer listening(long maxPace) {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL, ears);
-        pacer.useFlag(flag);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL);
+        pacer.useFlag(flag, ears);
         return pacer;
     }
 
@@ -347,8 +347,8 @@ class ClaimPacerTest {
 
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
-        ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL, ears);
-        pacer.useFlag(flag);
+        ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL);
+        pacer.useFlag(flag, ears);
         twoEmptyClaims(pacer);
         assertThat(flag.arms).as("nobody listens: no arming").isZero();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -359,8 +359,8 @@ class ClaimPacerTest {
 
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, ears);
-        pacer.useFlag(null);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        pacer.useFlag(null, ears);
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
@@ -423,9 +423,9 @@ class ClaimPacerTest {
         assertThat(flag.arms).isOne();
 
         FakeWakeupFlag control = new FakeWakeupFlag();
-        ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, new ClaimPacer.Listener() {
+        ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        other.useFlag(control, new ClaimPacer.Listener() {
         });
-        other.useFlag(control);
         busyFor(other, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
         twoEmptyClaims(other);
         assertThat(claim(other, 0).capture()).as("the control: armed at once").isTrue();
@@ -434,8 +434,8 @@ class ClaimPacerTest {
     /** Without the flag (an older table) a quiet task relies on every writer's NOTIFY: LISTEN always stays on. */
     @Test
     void onATableWithoutTheFlagListenStaysOnHoweverBusyTheTask() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL, ears);
-        pacer.useFlag(null);
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        pacer.useFlag(null, ears);
         busyFor(pacer, 3 * ClaimPacer.DEAF_AFTER_MS, 3);
         assertThat(ears.changes).isZero();
     }
