@@ -157,11 +157,11 @@ final class ClaimPacer {
 
     /**
      * The table's flag, once the first pass found it (null: none, the trigger NOTIFYs on every insert), and the
-     * task's LISTEN session: with the flag, turned off while the task is busy and asked to prove it is alive.
+     * task's LISTEN session, which only a task with the flag turns off while busy and asks to prove it is alive.
      */
     void useFlag(Flag flag, Listener listener) {
         this.flag = listening ? flag : null;
-        this.listener = this.flag == null ? Listener.NONE : listener;
+        this.listener = listener;
     }
 
     /**

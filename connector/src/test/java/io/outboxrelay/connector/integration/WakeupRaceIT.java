@@ -163,10 +163,14 @@ class WakeupRaceIT {
         await().atMost(Duration.ofSeconds(30))
             .until(() -> db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == busy);
         await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
-        assertThat(db.queryLong(listenSessions, "LISTEN %")).as("armed: LISTEN is back").isOne();
+        assertThat(db.queryLong(listenSessions, "UNLISTEN %")).as("armed: LISTEN is not off").isZero();
+        double heard = RelayMetricsAndRetentionIT.metric(CONNECTOR, "notify-wakeups-total");
 
         db.insertEvent("order.created", "after-the-busy-spell", "{}");
         await().atMost(Duration.ofSeconds(10)).until(() -> stamped(db, "after-the-busy-spell"));
+        // a task armed while deaf would still claim the row, at its next look (250 ms), but no NOTIFY would wake it
+        assertThat(RelayMetricsAndRetentionIT.metric(CONNECTOR, "notify-wakeups-total"))
+            .as("woken by the writer's NOTIFY, not by a look").isGreaterThan(heard);
         assertThat(TestConnect.consume(busy + 1, Duration.ofSeconds(30), "wakeup-deaf-orders"))
             .extracting(TestConnect.Received::key).contains("after-the-busy-spell");
     }
