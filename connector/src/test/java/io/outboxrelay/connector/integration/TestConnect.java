@@ -39,6 +39,10 @@ public final class TestConnect {
             Properties broker = new Properties();
             broker.put("auto.create.topics.enable", "true");
             broker.put("num.partitions", "3");
+            // the tests' events have fixed occurred_at timestamps (2026-01-01 and the like), which become the
+            // records' timestamps: with the default 7-day retention a retention check deletes them mid-test,
+            // and a consumer then waits for records that are gone (docs/replay.md, "Old timestamps")
+            broker.put("log.retention.ms", "-1");
             // one broker: transactional producers (exactly-once workers of the fault suite) need a transaction
             // state log it can host, not the default replication factor of 3
             broker.put("transaction.state.log.replication.factor", "1");
@@ -95,10 +99,20 @@ public final class TestConnect {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = cluster().kafka().createConsumerAndSubscribeTo(props, topics)) {
             long deadline = System.nanoTime() + timeout.toNanos();
+            long started = System.nanoTime();
+            long firstAt = -1;
             while (out.size() < expected && System.nanoTime() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (firstAt < 0) {
+                        firstAt = System.nanoTime();
+                    }
                     out.add(r);
                 }
+            }
+            if (out.size() < expected) { // says what a test that then fails on the count saw
+                System.err.printf("consume: %d of %d records from %s in %d ms (first after %d ms), assignment %s%n",
+                    out.size(), expected, List.of(topics), (System.nanoTime() - started) / 1_000_000,
+                    firstAt < 0 ? -1 : (firstAt - started) / 1_000_000, consumer.assignment());
             }
         }
         return out;
