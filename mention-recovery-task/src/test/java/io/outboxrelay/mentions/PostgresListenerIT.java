@@ -6,12 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.testsupport.CuttingProxy;
-import java.io.IOException;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,22 +51,6 @@ class PostgresListenerIT {
         return listener;
     }
 
-    /** A proxy in front of the server that cuts nothing (sessions through it can be frozen). */
-    private static CuttingProxy proxy() throws IOException {
-        return new CuttingProxy(serverPort(), (s, f, c, n, l) -> false);
-    }
-
-    /** The database's URL through {@code proxy}. */
-    private static String through(CuttingProxy proxy) {
-        return url.replace(":" + serverPort() + "/", ":" + proxy.port() + "/");
-    }
-
-    private static int serverPort() {
-        Matcher port = Pattern.compile("//[^:/]+:(\\d+)/").matcher(url);
-        assertThat(port.find()).isTrue();
-        return Integer.parseInt(port.group(1));
-    }
-
     @Test
     void theOwnerHearsWhenListenIsInPlaceAtStartAndAfterEveryReconnectAndHearsEveryNotify() throws Exception {
         AtomicInteger notified = new AtomicInteger();
@@ -97,8 +78,8 @@ class PostgresListenerIT {
     @Test
     void aHalfOpenSessionIsReplacedOnceTheOwnerAsksItToProveItselfAlive() throws Exception {
         AtomicInteger listening = new AtomicInteger();
-        try (CuttingProxy proxy = proxy()) {
-            try (PostgresListener listener = started(through(proxy), "listener_half_open", new AtomicInteger(),
+        try (CuttingProxy proxy = CuttingProxy.inFrontOf(url, CuttingProxy.NOTHING)) {
+            try (PostgresListener listener = started(proxy.through(url), "listener_half_open", new AtomicInteger(),
                     listening)) {
                 assertThat(proxy.freezeSessionsThatSent("LISTEN ")).isOne();
                 await().during(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 1_000))
@@ -199,8 +180,8 @@ class PostgresListenerIT {
     void aChangeStillOnItsWayIsNotTakenAsDoneWhenTheOwnerAsksTheOppositeMeanwhile() throws Exception {
         AtomicInteger notified = new AtomicInteger();
         AtomicInteger listening = new AtomicInteger();
-        try (CuttingProxy proxy = proxy()) {
-            try (PostgresListener listener = started(through(proxy), "listener_in_flight", notified, listening);
+        try (CuttingProxy proxy = CuttingProxy.inFrontOf(url, CuttingProxy.NOTHING)) {
+            try (PostgresListener listener = started(proxy.through(url), "listener_in_flight", notified, listening);
                  Connection owner = pg.owner(url)) {
                 assertThat(proxy.freezeSessionsThatSent("LISTEN ")).isOne();
 

@@ -43,6 +43,13 @@ public final class CuttingProxy implements AutoCloseable {
         return (session, fromServer, chunk, length, loggedIn) -> fromServer && indexOf(chunk, length, needle) >= 0;
     }
 
+    /** Cuts nothing: a proxy whose sessions a test freezes ({@link #freezeSessionsThatSent}) or just watches. */
+    public static final Rule NOTHING = (session, fromServer, chunk, length, loggedIn) -> false;
+
+    /** The port of a {@code jdbc:postgresql://host:port/...} URL: group 1. */
+    private static final java.util.regex.Pattern JDBC_PORT =
+        java.util.regex.Pattern.compile("^jdbc:postgresql://[^:/,]+:(\\d+)/");
+
     /** ReadyForQuery: type 'Z', length 5 (the status byte follows). */
     private static final byte[] READY_FOR_QUERY = {'Z', 0, 0, 0, 5};
 
@@ -66,8 +73,27 @@ public final class CuttingProxy implements AutoCloseable {
         acceptor.start();
     }
 
+    /** A proxy in front of the server that {@code jdbcUrl} ({@code jdbc:postgresql://host:port/...}) names. */
+    public static CuttingProxy inFrontOf(String jdbcUrl, Rule rule) throws IOException {
+        return new CuttingProxy(Integer.parseInt(jdbcPort(jdbcUrl).group(1)), rule);
+    }
+
     public int port() {
         return listener.getLocalPort();
+    }
+
+    /** {@code jdbcUrl} with this proxy's port in place of the server's: the same database, through the proxy. */
+    public String through(String jdbcUrl) {
+        java.util.regex.Matcher m = jdbcPort(jdbcUrl);
+        return jdbcUrl.substring(0, m.start(1)) + port() + jdbcUrl.substring(m.end(1));
+    }
+
+    private static java.util.regex.Matcher jdbcPort(String jdbcUrl) {
+        java.util.regex.Matcher m = JDBC_PORT.matcher(jdbcUrl);
+        if (!m.find()) {
+            throw new IllegalArgumentException("not a jdbc:postgresql://host:port/ URL: " + jdbcUrl);
+        }
+        return m;
     }
 
     /** How many sessions were cut (a test's precondition). */

@@ -8,8 +8,6 @@ import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
 import java.time.Duration;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +19,6 @@ import org.junit.jupiter.api.Test;
  */
 class ListenSessionHalfOpenIT {
     private static final String CONNECTOR = "listen-half-open";
-    private static final Pattern PORT = Pattern.compile("//[^:/]+:(\\d+)/");
 
     @AfterEach
     void deleteConnector() {
@@ -31,11 +28,9 @@ class ListenSessionHalfOpenIT {
     @Test
     void rowsCommittedWhileTheListenSessionIsHalfOpenAreRelayedWithinALookAndTheSessionIsReplaced() throws Exception {
         TestDatabase db = TestPostgres.get().createDatabase("listen_half_open");
-        Matcher port = PORT.matcher(db.jdbcUrl());
-        assertThat(port.find()).as(db.jdbcUrl()).isTrue();
-        try (CuttingProxy proxy = new CuttingProxy(Integer.parseInt(port.group(1)), (s, f, c, n, l) -> false)) {
+        try (CuttingProxy proxy = CuttingProxy.inFrontOf(db.jdbcUrl(), CuttingProxy.NOTHING)) {
             Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-            cfg.put("connection.url", db.jdbcUrl().replace(":" + port.group(1) + "/", ":" + proxy.port() + "/"));
+            cfg.put("connection.url", proxy.through(db.jdbcUrl()));
             cfg.put("subscription.orders.topic", "half-open-orders");
             cfg.put("outbox.sweep.interval.ms", "600000");
             TestConnect.cluster().configureConnector(CONNECTOR, cfg);

@@ -404,11 +404,10 @@ class RelayFailureHandlingIT {
         db.insertEvents(4, 4, "order.created");
         long lost = db.insertEvent("order.created", "lost-1", "{\"marker\":\"CUT-HERE-7f3a\"}");
         db.insertEvents(4, 4, "order.created");
-        int port = Integer.parseInt(db.jdbcUrl().replaceAll("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
-        try (CuttingProxy proxy = new CuttingProxy(port, CuttingProxy.resultsContaining("CUT-HERE-7f3a"))) {
+        try (CuttingProxy proxy = CuttingProxy.inFrontOf(db.jdbcUrl(), CuttingProxy.resultsContaining("CUT-HERE-7f3a"))) {
             connector = "lost-result";
             Map<String, String> cfg = TestConnect.relayConfig(db, "orders", 1);
-            cfg.put("connection.url", db.jdbcUrl().replace(":" + port + "/", ":" + proxy.port() + "/"));
+            cfg.put("connection.url", proxy.through(db.jdbcUrl()));
             cfg.put("subscription.orders.topic", "lost-result-orders");
             cfg.put("outbox.backoff.initial.ms", "100");
             cfg.put("outbox.backoff.max.ms", "500");
