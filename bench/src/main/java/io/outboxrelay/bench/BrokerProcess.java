@@ -25,7 +25,8 @@ import org.apache.kafka.common.Uuid;
 final class BrokerProcess implements AutoCloseable {
     /** kafka-server-start.sh's heap and kafka-run-class.sh's default GC flags. */
     private static final List<String> JVM_FLAGS = List.of("-Xms1g", "-Xmx1g", "-XX:+UseG1GC",
-        "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent");
+        "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+        "-XX:-UseDynamicNumberOfCompilerThreads"); // CpuMeter.jitMs reads every compiler thread
     private static final Duration STARTUP = Duration.ofSeconds(120);
 
     private final Process process;

@@ -34,12 +34,19 @@ final class CpuMeter {
 
     /**
      * A reading of all four parties at once, plus the whole machine's busy CPU time (all processes, from
-     * /proc/stat) and wall time: {@link #othersMs()} is what processes outside the benchmark used.
+     * /proc/stat) and wall time: {@link #othersMs()} is what processes outside the benchmark used. {@code jitMs}, the
+     * worker's and the broker's JIT compiling ({@link #jitMs()}), is part of their times, not apart from them.
      */
-    record Sample(long workerMs, long postgresMs, long brokerMs, long benchMs, long machineBusyMs, long wallMs) {
+    record Sample(long workerMs, long postgresMs, long brokerMs, long benchMs, long machineBusyMs, long wallMs,
+                  long jitMs) {
+        Sample(long workerMs, long postgresMs, long brokerMs, long benchMs, long machineBusyMs, long wallMs) {
+            this(workerMs, postgresMs, brokerMs, benchMs, machineBusyMs, wallMs, 0);
+        }
+
         Sample minus(Sample earlier) {
             return new Sample(workerMs - earlier.workerMs, postgresMs - earlier.postgresMs, brokerMs - earlier.brokerMs,
-                benchMs - earlier.benchMs, machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs);
+                benchMs - earlier.benchMs, machineBusyMs - earlier.machineBusyMs, wallMs - earlier.wallMs,
+                jitMs - earlier.jitMs);
         }
 
         /** CPU used by processes that are not part of the benchmark (other builds, tests) in this interval. */
@@ -50,7 +57,7 @@ final class CpuMeter {
 
     Sample sample() {
         return new Sample(ownMs(workerPid), postgresMs(), ownMs(brokerPid), benchMs(), machineBusyMs(),
-            System.nanoTime() / 1_000_000);
+            System.nanoTime() / 1_000_000, jitMs());
     }
 
     /**
@@ -142,6 +149,39 @@ final class CpuMeter {
     private static long ownMs(long pid) {
         long[] s = pid <= 0 ? null : stat(pid);
         return s == null ? 0 : (s[0] + s[1]) * 1000 / TICKS_PER_SECOND;
+    }
+
+    /**
+     * CPU time of the worker's and the broker's JIT compiler threads (C1, C2), in ms: what those JVMs still spend
+     * compiling, which a worker that has run for hours no longer does. Both JVMs keep a fixed number of compiler threads
+     * ({@code -XX:-UseDynamicNumberOfCompilerThreads}): the time of a thread that exited would be in neither reading.
+     */
+    long jitMs() {
+        return compilerTicks(workerPid) + compilerTicks(brokerPid);
+    }
+
+    private static long compilerTicks(long pid) {
+        if (pid <= 0) {
+            return 0;
+        }
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String s = Files.readString(task.resolve("stat"));
+                    String comm = s.substring(s.indexOf('(') + 1, s.lastIndexOf(')'));
+                    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+                        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return 0; // the process is gone, or not Linux
+        }
+        return ticks * 1000 / TICKS_PER_SECOND;
     }
 
     private static long benchMs() {

@@ -44,6 +44,7 @@ final class MeasuredWorker implements AutoCloseable {
         Path heapLog = workDir.resolve(name + "-heap.log");
         List<String> flags = List.of("-Xms" + heap, "-Xmx" + heap, "-XX:+UseG1GC",
             "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
+            "-XX:-UseDynamicNumberOfCompilerThreads", // CpuMeter.jitMs reads every compiler thread
             "-Dlog4j2.configurationFile=" + logConfig.toUri(),
             "-Dbench.log=" + workDir.resolve(name + ".log"));
         WorkerProcess process = new WorkerProcess(name, workDir,

@@ -13,12 +13,17 @@ final class Results {
      */
     record Cpu(long workerMs, long postgresMs, long brokerMs, long benchMs, long othersMs, long wallMs,
                double workerUsPerEvent, double postgresUsPerEvent, double brokerUsPerEvent, double benchUsPerEvent,
-               double othersCores) {
+               double othersCores, long jitMs) {
         static Cpu of(CpuMeter.Sample s, long events) {
             double e = Math.max(1, events);
             return new Cpu(s.workerMs(), s.postgresMs(), s.brokerMs(), s.benchMs(), s.othersMs(), s.wallMs(),
                 round1(s.workerMs() * 1000 / e), round1(s.postgresMs() * 1000 / e), round1(s.brokerMs() * 1000 / e),
-                round1(s.benchMs() * 1000 / e), round2(s.othersMs() / (double) Math.max(1, s.wallMs())));
+                round1(s.benchMs() * 1000 / e), round2(s.othersMs() / (double) Math.max(1, s.wallMs())), s.jitMs());
+        }
+
+        /** The worker's and the broker's JIT compiling per second of the window (included in their times). */
+        double jitMsPerSecond() {
+            return jitMs * 1000.0 / Math.max(1, wallMs);
         }
     }
 

@@ -103,7 +103,7 @@ final class SteadyAccounting {
         if (steps.size() == 1) {
             return f;
         }
-        long[] ms = new long[6];
+        long[] ms = new long[7];
         long committed = 0;
         long window = 0;
         long received = 0;
@@ -118,6 +118,7 @@ final class SteadyAccounting {
             ms[3] += c.benchMs();
             ms[4] += c.othersMs();
             ms[5] += c.wallMs();
+            ms[6] += c.jitMs();
             committed += s.committed();
             window += s.windowCommits();
             received = received < 0 || s.received() < 0 ? -1 : received + s.received();
@@ -126,7 +127,7 @@ final class SteadyAccounting {
             s.postgresByKindMs().forEach((k, v) -> byKind.merge(k, v, Long::sum));
         }
         Results.Cpu cpu = Results.Cpu.of(new CpuMeter.Sample(ms[0], ms[1], ms[2], ms[3], ms[4] + ms[0] + ms[1] + ms[2]
-            + ms[3], ms[5]), window);
+            + ms[3], ms[5], ms[6]), window);
         return new Results.SteadyStep(f.workload(), f.rate(), 0, f.order(), f.key(), f.label(), f.kind(), f.variant(),
             f.tasks(), committed, window, Results.round1(window / seconds(cpu)), received, missing, cpu, statements,
             byKind);

@@ -22,6 +22,11 @@ final class SteadyPhase {
     static final int ACCOUNTS = 100_000;
     /** Events relayed before a step starts, to know the contender streams. */
     private static final int PRIMING_EVENTS = 20;
+    /** Primed: the worker's and the broker's JIT compilers together used at most this in a priming step. */
+    static final double PRIMED_JIT_MS_PER_S = 10;
+    /** The longest each kind of contender is primed (a JIT that never goes quiet is then measured as it is). */
+    private static final int PRIMING_BUDGET_S = 360;
+    private static final int PRIMING_BUDGET_QUICK_S = 40;
 
     private SteadyPhase() {
     }
@@ -54,12 +59,8 @@ final class SteadyPhase {
             withUpdates.add(TableSetup.relay(v));
         }
         List<String> failures = new ArrayList<>();
-        // unmeasured: the first step of each kind, right after the warm-up drain, measured up to twice the worker's and
-        // the broker's CPU of the same step run later (JIT of the steady paths, the drain's aftermath)
         for (TableSetup s : all.subList(0, Math.min(2, all.size()))) {
-            b.log("  priming %s at %,d/s (not measured)", s.label(), o.rates().get(0));
-            step(b, Workload.EVENTS, o.rates().get(0), 0, 0, s,
-                StatementKinds.shipped(Workload.EVENTS.transaction().sql()));
+            prime(b, s);
         }
         int group = 0;
         int order = 0;
@@ -93,6 +94,27 @@ final class SteadyPhase {
         }
         if (!failures.isEmpty()) {
             throw new IllegalStateException(failures.size() + " steady step(s) failed: " + String.join("; ", failures));
+        }
+    }
+
+    /**
+     * Unmeasured steps of one kind of contender until the worker's and the broker's JIT compilers are all but idle. A
+     * worker that has run for hours compiled its steady paths long ago; one step after the warm-up drain still compiled
+     * 100-200 ms/s, and measured up to twice the worker's and the broker's CPU of the same step four minutes later
+     * (bench/README.md, "Warm JVMs").
+     */
+    private static void prime(Bench b, TableSetup s) throws Exception {
+        int rate = b.options.steady().rates().get(0);
+        long budgetMs = (b.options.quick() ? PRIMING_BUDGET_QUICK_S : PRIMING_BUDGET_S) * 1000L;
+        long start = System.nanoTime();
+        for (int n = 1; ; n++) {
+            b.log("  priming %s at %,d/s (not measured, #%d)", s.label(), rate, n);
+            Results.SteadyStep primed = step(b, Workload.EVENTS, rate, 0, 0, s,
+                StatementKinds.shipped(Workload.EVENTS.transaction().sql()));
+            if (primed.cpu().jitMsPerSecond() <= PRIMED_JIT_MS_PER_S
+                || (System.nanoTime() - start) / 1_000_000 >= budgetMs) {
+                return;
+            }
         }
     }
 
@@ -186,10 +208,10 @@ final class SteadyPhase {
     private static Results.SteadyStep logged(Bench b, Results.SteadyStep s) {
         Results.Cpu cpu = s.cpu();
         double wall = Math.max(1, cpu.wallMs());
-        b.log("  %-17s %,5d/s %-56s writers %,.0f/s; CPU ms/s: Postgres %.0f, worker %.0f, broker %.0f, bench %.0f;"
-                + " %s; %.2f connector statements/event; other processes %.2f cores", s.workload(), s.rate(), s.label(),
-            s.achievedRate(), cpu.postgresMs() * 1000 / wall, cpu.workerMs() * 1000 / wall, cpu.brokerMs() * 1000 / wall,
-            cpu.benchMs() * 1000 / wall, s.received() < 0 ? "no consumer" : String.format("%,d of %,d delivered",
+        b.log("  %-17s %,5d/s %-56s writers %,.0f/s; CPU ms/s: Postgres %.0f, worker %.0f, broker %.0f (of which JIT"
+                + " %.0f), bench %.0f; %s; %.2f connector statements/event; other processes %.2f cores", s.workload(),
+            s.rate(), s.label(), s.achievedRate(), cpu.postgresMs() * 1000 / wall, cpu.workerMs() * 1000 / wall,
+            cpu.brokerMs() * 1000 / wall, cpu.jitMsPerSecond(), cpu.benchMs() * 1000 / wall, s.received() < 0 ? "no consumer" : String.format("%,d of %,d delivered",
                 s.received(), s.committed()), s.statements().connectorCalls() / (double) Math.max(1, s.windowCommits()),
             cpu.othersCores());
         return s;

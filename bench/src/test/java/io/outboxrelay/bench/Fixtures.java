@@ -6,7 +6,7 @@ import java.util.Map;
 
 /** Measured results built by hand, for the tests of the pure logic over them. */
 final class Fixtures {
-    static final Results.Cpu NO_CPU = new Results.Cpu(0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
+    static final Results.Cpu NO_CPU = new Results.Cpu(0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0);
 
     private Fixtures() {
     }

@@ -63,6 +63,31 @@ class SteadyReportTest {
         assertThat(md).contains("| relay 2 tasks | 80 | 20 | 0 | 0 | 0 | 0 | 0 | 100 |");
     }
 
+    /** What the JIT compilers still used in the measured windows, per setup, with two rounds pooled. */
+    @Test
+    void eachRateSaysWhatTheJitStillCompiledInItsWindows() {
+        Results r = results();
+        Results.SteadyStep relay = r.steady.get(0);
+        r.steady.set(0, withJit(relay, 50));
+        r.steady.add(withJit(relay, 150));
+
+        String md = Report.markdown(r, "t", "");
+
+        // 200 ms over two 10 s windows; the no-connector step compiled nothing
+        assertThat(md).contains("JIT compiling of the worker and the broker in these windows (included above), ms/s:"
+            + " relay 2 tasks 10.0; none 0.0.");
+        assertThat(SteadyAccounting.pooled(List.of(r.steady.get(0), r.steady.get(2))).cpu().jitMs()).isEqualTo(200);
+    }
+
+    private static Results.SteadyStep withJit(Results.SteadyStep s, long jitMs) {
+        Results.Cpu c = s.cpu();
+        Results.Cpu cpu = Results.Cpu.of(new CpuMeter.Sample(c.workerMs(), c.postgresMs(), c.brokerMs(), c.benchMs(),
+            c.workerMs() + c.postgresMs() + c.brokerMs(), c.wallMs(), jitMs), s.windowCommits());
+        return new Results.SteadyStep(s.workload(), s.rate(), s.round(), s.order(), s.key(), s.label(), s.kind(),
+            s.variant(), s.tasks(), s.committed(), s.windowCommits(), s.achievedRate(), s.received(), s.missing(), cpu,
+            s.statements(), s.postgresByKindMs());
+    }
+
     @Test
     void theRelaysBusiestStatementsAreListedWithoutTheWritersOwn() {
         String md = Report.markdown(results(), "t", "");
