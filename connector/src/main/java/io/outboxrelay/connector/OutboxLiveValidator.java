@@ -113,7 +113,7 @@ final class OutboxLiveValidator {
                         + " creates), or GRANT SELECT, UPDATE ON " + quoted + " TO " + role);
                 } else if (config.listenEnabled()) {
                     // the same group grants the flag; reported only when the table's own grant is in place
-                    String flag = WakeupFlag.missingPrivilege(c, table);
+                    String flag = WakeupObjects.of(c, table).missingPrivilege();
                     if (flag != null && !flag.isEmpty()) {
                         error(result, ConnectionConfigKeys.USER, flag);
                     }

@@ -1,6 +1,5 @@
 package io.outboxrelay.connector;
 
-import io.outboxrelay.common.Identifiers;
 import io.outboxrelay.common.NamedSql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -33,41 +32,19 @@ final class WakeupFlag implements ClaimPacer.Flag {
     /**
      * The table's flag; null when it has none (an outbox.sql before V2: its trigger NOTIFYs on every insert).
      *
-     * @throws ConnectException when the role may not use it, naming the GRANT
+     * @throws ConnectException when the role may not use it, naming the GRANT ({@link WakeupObjects})
      */
     static WakeupFlag of(DataSource dataSource, String table) throws SQLException {
+        WakeupObjects objects;
         try (Connection c = dataSource.getConnection()) {
-            Found objects = objects(c, table);
-            String missing = objects.missingPrivilege();
-            if (missing != null) {
-                throw new ConnectException(missing);
-            }
-            return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
-                : null;
+            objects = WakeupObjects.of(c, table);
         }
-    }
-
-    /**
-     * What the session's role lacks to use the wake-up of {@code table}, with the GRANT that fixes it; null when
-     * nothing (also when the table has no flag).
-     */
-    static String missingPrivilege(Connection c, String table) throws SQLException {
-        return objects(c, table).missingPrivilege();
-    }
-
-    private static Found objects(Connection c, String table) throws SQLException {
-        String flag = Identifiers.quoteQualified(table + "_wakeup");
-        String clears = Identifiers.quoteQualified(table + "_wakeup_clears");
-        NamedSql.Bindable sql = SQL.bindable("WakeupObjects", "");
-        try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
-            sql.set(ps, "flag", flag);
-            sql.set(ps, "clears", clears);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return new Found(flag, clears, rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3),
-                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getString(5));
-            }
+        String missing = objects.missingPrivilege();
+        if (missing != null) {
+            throw new ConnectException(missing);
         }
+        return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
+            : null;
     }
 
     /** A task arms the flag: the count of its clears before, 0 on a table without the count. */
@@ -107,22 +84,6 @@ final class WakeupFlag implements ClaimPacer.Flag {
                 rs.next();
                 return read.from(rs);
             }
-        }
-    }
-
-    private record Found(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm,
-                           boolean mayCount, String role) {
-        String missingPrivilege() {
-            if (!hasFlag || mayArm && mayCount) {
-                return null;
-            }
-            String grants = String.join("; ", java.util.stream.Stream.of(
-                    mayArm ? null : "GRANT SELECT, UPDATE ON SEQUENCE " + flag + " TO outbox_relay",
-                    mayCount ? null : "GRANT SELECT ON SEQUENCE " + clears + " TO outbox_relay")
-                .filter(java.util.Objects::nonNull).toList());
-            return "role " + role + " may not use the wake-up flag of the outbox (the relay sets " + flag + " when it waits"
-                + (hasCount ? " and reads " + clears : "") + "): " + grants + " (schemas/sql/outbox.sql"
-                + " does), with " + role + " a member of outbox_relay";
         }
     }
 }

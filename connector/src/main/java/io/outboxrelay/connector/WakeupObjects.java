@@ -1,0 +1,52 @@
+package io.outboxrelay.connector;
+
+import io.outboxrelay.common.Identifiers;
+import io.outboxrelay.common.NamedSql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.stream.Stream;
+
+/**
+ * Which wake-up objects an outbox table has, the flag {@code <table>_wakeup} and the count of its clears
+ * {@code <table>_wakeup_clears} (migration V4), and whether the session's role may use them. Read when a task opens
+ * the table ({@link WakeupFlag#of}) and when a config is validated; the flag's own statements are {@link WakeupFlag}'s.
+ */
+record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm, boolean mayCount,
+                     String role) {
+    private static final NamedSql SQL = NamedSql.load(WakeupObjects.class, "wakeup.sql");
+
+    static WakeupObjects of(Connection c, String table) throws SQLException {
+        String flag = Identifiers.quoteQualified(table + "_wakeup");
+        String clears = Identifiers.quoteQualified(table + "_wakeup_clears");
+        NamedSql.Bindable sql = SQL.bindable("WakeupObjects", "");
+        try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+            sql.set(ps, "flag", flag);
+            sql.set(ps, "clears", clears);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new WakeupObjects(flag, clears, rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3),
+                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getString(5));
+            }
+        }
+    }
+
+    /**
+     * What the role lacks to use the wake-up, with the GRANT that fixes it; null when nothing (also when the table has
+     * no flag).
+     */
+    String missingPrivilege() {
+        if (!hasFlag || mayArm && mayCount) {
+            return null;
+        }
+        String grants = String.join("; ", Stream.of(
+                mayArm ? null : "GRANT SELECT, UPDATE ON SEQUENCE " + flag + " TO outbox_relay",
+                mayCount ? null : "GRANT SELECT ON SEQUENCE " + clears + " TO outbox_relay")
+            .filter(Objects::nonNull).toList());
+        return "role " + role + " may not use the wake-up flag of the outbox (the relay sets " + flag + " when it waits"
+            + (hasCount ? " and reads " + clears : "") + "): " + grants + " (schemas/sql/outbox.sql"
+            + " does), with " + role + " a member of outbox_relay";
+    }
+}
