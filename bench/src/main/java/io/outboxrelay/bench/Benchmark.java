@@ -266,13 +266,13 @@ public final class Benchmark {
 
     private void latency() throws Exception {
         results.latency.add(WakeupProbe.run(bench, 1000, options.latencySeconds()));
-        // unmeasured: the first relay run after the warm-up drain measured twice the p50 of the same run later
-        bench.log("  priming: the relay at %,d/s (not measured)", options.latencyRates().get(0));
-        LatencyPhase.run(bench, bench.relay(1, 1, null), options.latencyRates().subList(0, 1),
-            Math.max(3, options.latencySeconds() / 2));
+        // unmeasured: the first relay run after the warm-up drain measured twice the p50 of the same run later, with the
+        // worker's and the broker's JIT compilers still busy
+        primeLatency(() -> bench.relay(1, 1, null));
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, null), options.latencyRates(),
             options.latencySeconds()));
         if (options.debezium()) {
+            primeLatency(bench::debeziumTuned);
             results.latency.addAll(LatencyPhase.run(bench, bench.debezium(null), options.latencyRates(),
                 options.latencySeconds()));
             results.latency.addAll(LatencyPhase.run(bench, bench.debeziumTuned(), options.latencyRates(),
@@ -284,6 +284,16 @@ public final class Benchmark {
         }
         results.latency.addAll(LatencyPhase.run(exactlyOnce(), bench.relayExactlyOnce(1), options.latencyRates(),
             options.latencySeconds()));
+    }
+
+    /** Runs of a contender at the first latency rate, unmeasured, until the JVMs are warm. */
+    private void primeLatency(java.util.function.Supplier<Contender> contender) throws Exception {
+        int rate = options.latencyRates().get(0);
+        bench.primeUntilJitQuiet(n -> {
+            Contender c = contender.get();
+            bench.log("  priming: %s at %,d/s (not measured, #%d)", c.label(), rate, n);
+            return LatencyPhase.run(bench, c, List.of(rate), Math.max(3, options.latencySeconds() / 2)).get(0).cpu();
+        });
     }
 
     /**

@@ -22,11 +22,7 @@ final class SteadyPhase {
     static final int ACCOUNTS = 100_000;
     /** Events relayed before a step starts, to know the contender streams. */
     private static final int PRIMING_EVENTS = 20;
-    /** Primed: the worker's and the broker's JIT compilers together used at most this in a priming step. */
-    static final double PRIMED_JIT_MS_PER_S = 10;
-    /** The longest each kind of contender is primed (a JIT that never goes quiet is then measured as it is). */
-    private static final int PRIMING_BUDGET_S = 360;
-    private static final int PRIMING_BUDGET_QUICK_S = 40;
+
 
     private SteadyPhase() {
     }
@@ -97,25 +93,14 @@ final class SteadyPhase {
         }
     }
 
-    /**
-     * Unmeasured steps of one kind of contender until the worker's and the broker's JIT compilers are all but idle. A
-     * worker that has run for hours compiled its steady paths long ago; one step after the warm-up drain still compiled
-     * 100-200 ms/s, and measured up to twice the worker's and the broker's CPU of the same step four minutes later
-     * (bench/README.md, "Warm JVMs").
-     */
+    /** Unmeasured steps of one kind of contender until the JVMs are warm ({@link Bench#primeUntilJitQuiet}). */
     private static void prime(Bench b, TableSetup s) throws Exception {
         int rate = b.options.steady().rates().get(0);
-        long budgetMs = (b.options.quick() ? PRIMING_BUDGET_QUICK_S : PRIMING_BUDGET_S) * 1000L;
-        long start = System.nanoTime();
-        for (int n = 1; ; n++) {
+        b.primeUntilJitQuiet(n -> {
             b.log("  priming %s at %,d/s (not measured, #%d)", s.label(), rate, n);
-            Results.SteadyStep primed = step(b, Workload.EVENTS, rate, 0, 0, s,
-                StatementKinds.shipped(Workload.EVENTS.transaction().sql()));
-            if (primed.cpu().jitMsPerSecond() <= PRIMED_JIT_MS_PER_S
-                || (System.nanoTime() - start) / 1_000_000 >= budgetMs) {
-                return;
-            }
-        }
+            return step(b, Workload.EVENTS, rate, 0, 0, s, StatementKinds.shipped(Workload.EVENTS.transaction().sql()))
+                .cpu();
+        });
     }
 
     private static void log(Bench b, Results.SteadyCost c, String over) {
