@@ -4,6 +4,7 @@ import io.outboxrelay.embedded.ConnectRestClient;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -33,6 +34,8 @@ final class Bench {
     final Path workDir;
     private final PrintStream out;
     private final Path logConfig;
+    /** Every priming run so far ({@link #primeUntilJitQuiet}), for the report. */
+    final List<Results.Priming> primings;
     /** The worker with exactly-once source support, started when a contender first needs it. */
     private Bench exactlyOnce;
 
@@ -43,6 +46,13 @@ final class Bench {
 
     Bench(BenchOptions options, BenchDatabases postgres, BenchKafka kafka, MeasuredWorker worker, Path workDir,
           PrintStream out, Path logConfig) {
+        this(options, postgres, kafka, worker, workDir, out, logConfig, new java.util.ArrayList<>());
+    }
+
+    /** {@code primings}: shared with the bench this one is the exactly-once twin of. */
+    private Bench(BenchOptions options, BenchDatabases postgres, BenchKafka kafka, MeasuredWorker worker, Path workDir,
+                  PrintStream out, Path logConfig, List<Results.Priming> primings) {
+        this.primings = primings;
         this.options = options;
         this.postgres = postgres;
         this.kafka = kafka;
@@ -61,15 +71,24 @@ final class Bench {
 
     /**
      * Repeats {@code run} until the worker's and the broker's JIT compilers used at most {@link #PRIMED_JIT_MS_PER_S}
-     * in one run, or for at most 6 minutes (quick: 40 s). A worker that has run for hours compiled its paths long
-     * ago; a measurement right after one drain still had the compilers at 100-200 ms/s (bench/README.md, "Warm JVMs").
+     * in two runs in a row, or until 6 minutes (quick: 40 s) have passed at the end of a run, which the log then says.
+     * A worker that has run for hours compiled its paths long ago; a measurement right after one drain still had the
+     * compilers at 100-200 ms/s (bench/README.md, "Warm JVMs"). Each run is kept in {@link #primings}.
      */
-    void primeUntilJitQuiet(PrimingRun run) throws Exception {
+    void primeUntilJitQuiet(String phase, String contender, PrimingRun run) throws Exception {
         long budgetMs = (options.quick() ? PRIMING_BUDGET_QUICK_S : PRIMING_BUDGET_S) * 1000L;
         long start = System.nanoTime();
+        int quiet = 0;
         for (int n = 1; ; n++) {
-            Results.Cpu used = run.run(n);
-            if (used.jitMsPerSecond() <= PRIMED_JIT_MS_PER_S || (System.nanoTime() - start) / 1_000_000 >= budgetMs) {
+            double jit = run.run(n).jitMsPerSecond();
+            quiet = jit <= PRIMED_JIT_MS_PER_S ? quiet + 1 : 0;
+            boolean spent = quiet < 2 && (System.nanoTime() - start) / 1_000_000 >= budgetMs;
+            primings.add(new Results.Priming(phase, contender, n, Results.round1(jit), spent));
+            if (spent) {
+                log("  !! %s primed for %d s, its JIT still at %.0f ms/s: measured as it is", contender,
+                    budgetMs / 1000, jit);
+            }
+            if (quiet >= 2 || spent) {
                 return;
             }
         }
@@ -84,7 +103,7 @@ final class Bench {
             long t0 = System.nanoTime();
             MeasuredWorker w = MeasuredWorker.start(kafka.bootstrapServers(), workDir, options.workerHeap(), logConfig,
                 "worker-eos", ExactlyOnce.WORKER);
-            exactlyOnce = new Bench(options, postgres, kafka, w, workDir, out, logConfig);
+            exactlyOnce = new Bench(options, postgres, kafka, w, workDir, out, logConfig, primings);
             log("  exactly-once worker up after %.0f s (pid %d)", (System.nanoTime() - t0) / 1e9, w.pid());
         }
         return exactlyOnce;

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command line of the benchmark. Full volumes by default (about 40 minutes on 2 cores); {@code --quick}
- * shrinks every volume for a smoke test (about 11 minutes).
+ * Command line of the benchmark. Full volumes by default (about 70 minutes on 2 cores); {@code --quick}
+ * shrinks every volume for a smoke test (about 14 minutes).
  */
 record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, boolean debezium, String workerHeap,
                     int drainEvents, int warmupEvents, List<Integer> latencyRates, int latencySeconds,
@@ -62,7 +62,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
     static final String USAGE = """
         usage: bench.sh [--quick] [--phases=a,b,...] [--no-debezium] [--out=DIR] [--worker-heap=1g]
 
-          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~11 minutes
+          --quick            small volumes (20k-event drains, 10 s latency runs, 3 s writer runs), ~14 minutes
           --phases=LIST      run only these of: %s
           --no-debezium      skip the Debezium contender
           --out=DIR          where <timestamp>.json, results.md and the PNG charts go (default bench/results)

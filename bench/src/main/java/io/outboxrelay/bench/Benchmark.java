@@ -106,6 +106,8 @@ public final class Benchmark {
                 bench = new Bench(options, pg, kafka, worker, workDir, out, logConfig);
                 results.environment.put("postgres", pg.createDatabase("version").query("SHOW server_version").get(0)
                     .get(0));
+                results.environment.put("gitCommit", git("rev-parse", "HEAD"));
+                results.environment.put("gitUncommittedFiles", git("status", "--porcelain").lines().count());
                 results.environment.put("postgresDurability", pg.durability());
                 results.environment.put("postgresDataFileSystem", pg.dataFileSystem());
                 log("PostgreSQL %s, data on %s", pg.durability(), pg.dataFileSystem());
@@ -268,31 +270,38 @@ public final class Benchmark {
         results.latency.add(WakeupProbe.run(bench, 1000, options.latencySeconds()));
         // unmeasured: the first relay run after the warm-up drain measured twice the p50 of the same run later, with the
         // worker's and the broker's JIT compilers still busy
-        primeLatency(() -> bench.relay(1, 1, null));
+        primeLatency(bench, () -> bench.relay(1, 1, null));
         results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, 1, null), options.latencyRates(),
             options.latencySeconds()));
         if (options.debezium()) {
-            primeLatency(bench::debeziumTuned);
-            results.latency.addAll(LatencyPhase.run(bench, bench.debezium(null), options.latencyRates(),
-                options.latencySeconds()));
+            // the tuned one right after its priming, as the relay: it is the relay's latency peer
+            primeLatency(bench, bench::debeziumTuned);
             results.latency.addAll(LatencyPhase.run(bench, bench.debeziumTuned(), options.latencyRates(),
+                options.latencySeconds()));
+            results.latency.addAll(LatencyPhase.run(bench, bench.debezium(null), options.latencyRates(),
                 options.latencySeconds()));
         }
         for (RelayVariant v : options.relayVariants()) {
             results.latency.addAll(LatencyPhase.run(bench, bench.relay(1, v), options.latencyRates(),
                 options.latencySeconds()));
         }
-        results.latency.addAll(LatencyPhase.run(exactlyOnce(), bench.relayExactlyOnce(1), options.latencyRates(),
+        Bench eos = exactlyOnce();
+        primeLatency(eos, () -> eos.relay(1, 1, ExactlyOnce.CONNECTOR, ExactlyOnce.label(1), ExactlyOnce.VARIANT));
+        results.latency.addAll(LatencyPhase.run(eos, bench.relayExactlyOnce(1), options.latencyRates(),
             options.latencySeconds()));
     }
 
-    /** Runs of a contender at the first latency rate, unmeasured, until the JVMs are warm. */
-    private void primeLatency(java.util.function.Supplier<Contender> contender) throws Exception {
-        int rate = options.latencyRates().get(0);
-        bench.primeUntilJitQuiet(n -> {
-            Contender c = contender.get();
-            bench.log("  priming: %s at %,d/s (not measured, #%d)", c.label(), rate, n);
-            return LatencyPhase.run(bench, c, List.of(rate), Math.max(3, options.latencySeconds() / 2)).get(0).cpu();
+    /**
+     * Runs of a contender at every latency rate (half the seconds each), unmeasured, until the JVMs are warm: judged
+     * by the rate whose window compiled most.
+     */
+    private void primeLatency(Bench on, java.util.function.Supplier<Contender> contender) throws Exception {
+        String label = contender.get().label();
+        on.primeUntilJitQuiet("latency", label, n -> {
+            on.log("  priming: %s (not measured, #%d)", label, n);
+            return LatencyPhase.run(on, contender.get(), options.latencyRates(), Math.max(3, options.latencySeconds() / 2))
+                .stream().map(Results.Latency::cpu).max(java.util.Comparator.comparingDouble(Results.Cpu::jitMsPerSecond))
+                .orElseThrow();
         });
     }
 
@@ -467,9 +476,29 @@ public final class Benchmark {
         v.put("steadyUpdatedRows", st.updatedRows());
     }
 
+    /** What {@code git args} prints in the project's directory, trimmed; "" when git cannot tell. */
+    private String git(String... args) {
+        try {
+            List<String> cmd = new java.util.ArrayList<>(List.of("git", "-C", options.home().toString()));
+            cmd.addAll(List.of(args));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String printed = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return p.waitFor() == 0 ? printed.trim() : "";
+        } catch (java.io.IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
     private void write(String stamp) throws Exception {
         ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         Path dir = options.out();
+        results.priming.clear();
+        if (bench != null) {
+            results.priming.addAll(bench.primings);
+        }
         json.writeValue(dir.resolve(stamp + ".json").toFile(), results.toMap());
         // the link from wherever --out put the report (bench/results/ by default) to bench/README.md
         String readme = dir.toAbsolutePath().normalize()

@@ -26,7 +26,8 @@ final class Report {
             .append(". Method and meaning of every number: [bench/README.md](").append(readme).append(").\n\n");
         md.append("Durability: PostgreSQL reports ").append(r.environment.get("postgresDurability"))
             .append(", data directory on ").append(r.environment.get("postgresDataFileSystem")).append(".\n\n");
-        md.append("Raw numbers: `").append(stamp).append(".json`.\n\n");
+        md.append("Raw numbers: `").append(stamp).append(".json`.").append(code(r)).append("\n\n");
+        priming(md, r);
 
         if (!r.targets.isEmpty()) {
             md.append("## Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n");
@@ -274,5 +275,27 @@ final class Report {
                 row.get("name")));
         }
         md.append('\n');
+    }
+
+    /** Each phase's priming per contender: runs, what the compilers used in the last one, and a budget that ran out. */
+    private static void priming(StringBuilder md, Results r) {
+        if (r.priming.isEmpty()) {
+            return;
+        }
+        java.util.Map<String, Results.Priming> last = new java.util.LinkedHashMap<>();
+        r.priming.forEach(p -> last.put(p.phase() + ": " + p.contender(), p));
+        md.append("Priming (unmeasured runs until the worker's and the broker's JIT compilers used <= ")
+            .append(String.format("%.0f", Bench.PRIMED_JIT_MS_PER_S)).append(" ms/s in two runs in a row): ")
+            .append(String.join("; ", last.entrySet().stream().map(e -> String.format("%s %d run(s), last %.1f ms/s%s",
+                e.getKey(), e.getValue().run(), e.getValue().jitMsPerSecond(), e.getValue().budgetSpent()
+                    ? " (**budget ran out**)" : "")).toList()))
+            .append(".\n\n");
+    }
+
+    /** The git commit the run measured and how many files differed from it; nothing when git could not tell. */
+    private static String code(Results r) {
+        Object commit = r.environment.get("gitCommit");
+        return commit == null || commit.toString().isEmpty() ? "" : " Code: `" + commit + "`, "
+            + r.environment.get("gitUncommittedFiles") + " file(s) uncommitted.";
     }
 }

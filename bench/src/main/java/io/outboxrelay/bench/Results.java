@@ -134,6 +134,14 @@ final class Results {
                 double workerMsPerSecPerTask, double postgresMsPerSecPerTask, double othersCores) {
     }
 
+    /**
+     * One unmeasured priming run ({@link Bench#primeUntilJitQuiet}): which phase and contender, its number, what the
+     * worker's and the broker's JIT compilers used in it, and whether the priming stopped there because the budget ran
+     * out rather than on quiet compilers.
+     */
+    record Priming(String phase, String contender, int run, double jitMsPerSecond, boolean budgetSpent) {
+    }
+
     /** A target from the issue, with what was measured against it. */
     record Target(String name, String goal, String measured, Boolean met) {
     }
@@ -153,6 +161,7 @@ final class Results {
     final List<Sustainable> sustainable = new ArrayList<>();
     final List<SteadyStep> steady = new ArrayList<>();
     final List<SteadyCost> steadyCosts = new ArrayList<>();
+    final List<Priming> priming = new ArrayList<>();
     /** The {@code --relay-variant}s of the run: name -> settings. */
     final Map<String, Map<String, String>> relayVariants = new LinkedHashMap<>();
     Mentions mentions;
@@ -174,6 +183,7 @@ final class Results {
         m.put("sustainable", sustainable);
         m.put("steadyCosts", steadyCosts);
         m.put("steadySteps", steady);
+        m.put("priming", priming);
         m.put("ceilings", ceilings);
         m.put("writerCeiling", writerCases);
         m.put("writerRuns", writers);

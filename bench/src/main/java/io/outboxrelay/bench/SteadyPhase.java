@@ -67,7 +67,8 @@ final class SteadyPhase {
                 StatementKinds kinds = StatementKinds.shipped(w.transaction().sql());
                 for (int rate : o.rates()) {
                     List<Results.SteadyStep> measured = new ArrayList<>();
-                    for (TableSetup s : order(none(), w == Workload.EVENTS ? all : withUpdates, group++)) {
+                    // group + round: each round flips the order of the one before, whatever the number of groups
+                    for (TableSetup s : order(none(), w == Workload.EVENTS ? all : withUpdates, group++ + round - 1)) {
                         try {
                             measured.add(step(b, w, rate, round, ++order, s, kinds));
                         } catch (Exception e) {
@@ -96,7 +97,7 @@ final class SteadyPhase {
     /** Unmeasured steps of one kind of contender until the JVMs are warm ({@link Bench#primeUntilJitQuiet}). */
     private static void prime(Bench b, TableSetup s) throws Exception {
         int rate = b.options.steady().rates().get(0);
-        b.primeUntilJitQuiet(n -> {
+        b.primeUntilJitQuiet("steady", s.label(), n -> {
             b.log("  priming %s at %,d/s (not measured, #%d)", s.label(), rate, n);
             return step(b, Workload.EVENTS, rate, 0, 0, s, StatementKinds.shipped(Workload.EVENTS.transaction().sql()))
                 .cpu();

@@ -61,6 +61,19 @@ final class WritersPhase {
     static void run(Bench b, List<Results.WriterRun> runs) throws Exception {
         BenchOptions.WriterOptions w = b.options.writers();
         List<TableSetup> setups = setups(b.options);
+        // unmeasured: the relay and Debezium at full speed until the JVMs are warm, so that no measured window shares
+        // the 2 cores with a JIT compiling one contender's paths and not the other's
+        int most = w.connections().stream().mapToInt(Integer::intValue).max().orElse(1);
+        List<TableSetup> primed = new ArrayList<>(List.of(TableSetup.relay(WakeupVariant.SHIPPED)));
+        if (b.options.debezium()) {
+            primed.add(TableSetup.debezium());
+        }
+        for (TableSetup s : primed) {
+            b.primeUntilJitQuiet("writers", s.label(), n -> {
+                b.log("  priming %s, %d connections (not measured, #%d)", s.key(), most, n);
+                return measure(b, s, most, 0, w).cpu();
+            });
+        }
         for (int round = 1; round <= w.rounds(); round++) {
             for (int connections : w.connections()) {
                 List<TableSetup> order = new ArrayList<>(setups);

@@ -79,6 +79,21 @@ class SteadyReportTest {
         assertThat(SteadyAccounting.pooled(List.of(r.steady.get(0), r.steady.get(2))).cpu().jitMs()).isEqualTo(200);
     }
 
+    @Test
+    void theHeaderListsEachContendersPrimingAndABudgetThatRanOut() {
+        Results r = results();
+        r.priming.add(new Results.Priming("steady", "relay 2 tasks", 1, 80.0, false));
+        r.priming.add(new Results.Priming("steady", "relay 2 tasks", 2, 4.0, false));
+        r.priming.add(new Results.Priming("latency", "Debezium tuned", 1, 20.0, true));
+
+        String md = Report.markdown(r, "t", "");
+
+        assertThat(md).contains("in two runs in a row): steady: relay 2 tasks 2 run(s), last 4.0 ms/s; latency:"
+            + " Debezium tuned 1 run(s), last 20.0 ms/s (**budget ran out**).");
+        // negative control: a run without priming says nothing about it
+        assertThat(Report.markdown(results(), "t", "")).doesNotContain("Priming (");
+    }
+
     private static Results.SteadyStep withJit(Results.SteadyStep s, long jitMs) {
         Results.Cpu c = s.cpu();
         Results.Cpu cpu = Results.Cpu.of(new CpuMeter.Sample(c.workerMs(), c.postgresMs(), c.brokerMs(), c.benchMs(),
