@@ -171,8 +171,8 @@ final class CpuMeter {
                     String s = Files.readString(task.resolve("stat"));
                     String comm = s.substring(s.indexOf('(') + 1, s.lastIndexOf(')'));
                     if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
-                        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                        long[] times = times(s);
+                        ticks += times[0] + times[1];
                     }
                 } catch (IOException | RuntimeException e) {
                     // the thread ended between the listing and the read
@@ -195,14 +195,18 @@ final class CpuMeter {
     /** utime, stime, cutime, cstime in ticks and the parent's pid, or null when the process is gone or not Linux. */
     static long[] stat(long pid) {
         try {
-            String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            // the command name (field 2) is in parentheses and may contain spaces: parse after the last ')'
-            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-            // f[0] is field 3 (state): utime is field 14 -> f[11]
-            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]),
-                Long.parseLong(f[14]), Long.parseLong(f[1])};
+            return times(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
         } catch (IOException | RuntimeException e) {
             return null;
         }
+    }
+
+    /** utime, stime, cutime, cstime and the parent's pid of a process's or a thread's {@code stat} text. */
+    private static long[] times(String stat) {
+        // the command name (field 2) is in parentheses and may contain spaces: parse after the last ')'
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // f[0] is field 3 (state): utime is field 14 -> f[11]
+        return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12]), Long.parseLong(f[13]),
+            Long.parseLong(f[14]), Long.parseLong(f[1])};
     }
 }

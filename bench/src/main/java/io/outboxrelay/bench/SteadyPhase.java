@@ -23,7 +23,6 @@ final class SteadyPhase {
     /** Events relayed before a step starts, to know the contender streams. */
     private static final int PRIMING_EVENTS = 20;
 
-
     private SteadyPhase() {
     }
 
@@ -197,9 +196,9 @@ final class SteadyPhase {
         b.log("  %-17s %,5d/s %-56s writers %,.0f/s; CPU ms/s: Postgres %.0f, worker %.0f, broker %.0f (of which JIT"
                 + " %.0f), bench %.0f; %s; %.2f connector statements/event; other processes %.2f cores", s.workload(),
             s.rate(), s.label(), s.achievedRate(), cpu.postgresMs() * 1000 / wall, cpu.workerMs() * 1000 / wall,
-            cpu.brokerMs() * 1000 / wall, cpu.jitMsPerSecond(), cpu.benchMs() * 1000 / wall, s.received() < 0 ? "no consumer" : String.format("%,d of %,d delivered",
-                s.received(), s.committed()), s.statements().connectorCalls() / (double) Math.max(1, s.windowCommits()),
-            cpu.othersCores());
+            cpu.brokerMs() * 1000 / wall, cpu.jitMsPerSecond(), cpu.benchMs() * 1000 / wall,
+            s.received() < 0 ? "no consumer" : String.format("%,d of %,d delivered", s.received(), s.committed()),
+            s.statements().connectorCalls() / (double) Math.max(1, s.windowCommits()), cpu.othersCores());
         return s;
     }
 }

@@ -109,18 +109,16 @@ final class SteadyReport {
      * figures above, and small once the steps were primed (SteadyPhase.prime).
      */
     private static void jit(StringBuilder md, Results r, String workload, int rate) {
-        java.util.Map<String, long[]> bySetup = new java.util.LinkedHashMap<>();
+        java.util.Map<String, List<Results.SteadyStep>> bySetup = new java.util.LinkedHashMap<>();
         for (Results.SteadyStep s : r.steady) {
             if (s.workload().equals(workload) && s.rate() == rate) {
-                long[] t = bySetup.computeIfAbsent(s.label(), k -> new long[2]);
-                t[0] += s.cpu().jitMs();
-                t[1] += s.cpu().wallMs();
+                bySetup.computeIfAbsent(s.label(), k -> new java.util.ArrayList<>()).add(s);
             }
         }
         if (!bySetup.isEmpty()) {
             md.append("JIT compiling of the worker and the broker in these windows (included above), ms/s: ")
                 .append(String.join("; ", bySetup.entrySet().stream().map(e -> String.format("%s %.1f", e.getKey(),
-                    e.getValue()[0] * 1000.0 / Math.max(1, e.getValue()[1]))).toList()))
+                    SteadyAccounting.pooled(e.getValue()).cpu().jitMsPerSecond())).toList()))
                 .append(".\n\n");
         }
     }
