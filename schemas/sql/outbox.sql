@@ -7,10 +7,10 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The seven blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The eight blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
--- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql and
--- V7__outbox_subject_order.sql, which
+-- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql,
+-- V7__outbox_subject_order.sql and V8__outbox_wakeup_when.sql, which
 -- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -22,9 +22,10 @@
 -- Objects, for table events in schema public (the defaults):
 --   events                 the outbox, with its partial indexes events_unfanned_idx, events_poisoned_idx and
 --                          events_subject_pending_idx (outbox.ordering=strict reads it)
---   events_wakeup          the wake-up flag the relay arms (a sequence)
+--   events_wakeup          the wake-up flag the relay arms (a sequence; every role may read it, V8)
 --   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads)
---   events_notify()        the trigger function, attached as events_notify_insert with the channel
+--   events_notify()        the trigger function, attached as events_notify_insert with the channel; called
+--                          only while the flag reads 1 (V8)
 --   events_requeue(seq)    puts one poisoned row back in line
 --   events_requeue_matching(type_pattern, poisoned_from, poisoned_to)  the same in bulk
 --   events_pending         view: rows still to fan out, with age and attempts
@@ -616,5 +617,45 @@ BEGIN
   -- fail the application's insert; the probe compares the subjects too, so two subjects of one hash stay apart.
   EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (hashtext(%I::text), seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL',
     n || '_subject_pending_idx', s, n, c_subject);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+  flag text := format('%I.%I', s, n || '_wakeup');
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  IF to_regclass(flag) IS NULL THEN
+    RAISE EXCEPTION '% has no wake-up flag %', tbl, flag
+      USING HINT = 'apply migration V2 (and V4) first, or re-run schemas/sql/outbox.sql';
+  END IF;
+  -- V2 and V4 made the function SECURITY DEFINER so that writers need no grant on the sequences; the WHEN reads
+  -- the flag as the writer.
+  EXECUTE format('GRANT SELECT ON SEQUENCE %s TO PUBLIC', flag);
+  IF NOT has_sequence_privilege('public', flag, 'SELECT') THEN
+    RAISE EXCEPTION 'every role must be able to read the wake-up flag %, and the grant to PUBLIC did not take', flag
+      USING HINT = format('run the migration as the owner of %s, or have its owner GRANT SELECT ON SEQUENCE %s TO PUBLIC',
+        flag, flag);
+  END IF;
+  -- A flag never set since it was made reads NULL; make it read 0 (nobody waits: a waiting task has set it), so
+  -- that the WHEN below skips the call from the first insert on.
+  EXECUTE format('SELECT setval(%L, 0, true) WHERE pg_sequence_last_value(%L) IS NULL', flag, flag);
+  -- The flag is named once, here: the regclass literal becomes the sequence's OID as the trigger is made, so a
+  -- search_path never changes which flag an insert reads. Not "= 1": where a writer may not read the flag,
+  -- PostgreSQL 18 reads NULL, and such a writer must call the function, which reads it as its owner and clears it.
+  EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_notify_insert', tbl);
+  EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s FOR EACH STATEMENT'
+    || ' WHEN (pg_catalog.pg_sequence_last_value(%L::pg_catalog.regclass) IS DISTINCT FROM 0)'
+    || ' EXECUTE FUNCTION %I.%I(%L)',
+    n || '_notify_insert', tbl, flag, s, n || '_notify', ch);
 END;
 $outbox$;

@@ -183,9 +183,101 @@ class WakeupFlagIT {
         }
     }
 
+    /**
+     * How often one insert, as {@code role} (null: the test's own superuser), called the trigger function, read in
+     * the writer's transaction before it commits.
+     */
+    private static long triggerCallsInOneInsert(String role) throws SQLException {
+        try (Connection writer = db.connect(); Statement s = writer.createStatement()) {
+            s.execute("SET track_functions = 'pl'");
+            writer.setAutoCommit(false);
+            if (role != null) {
+                s.execute("SET LOCAL ROLE " + role);
+            }
+            s.execute("INSERT INTO events(type, subject) VALUES ('t.a', 'counted')");
+            try (java.sql.ResultSet rs = s.executeQuery(
+                    "SELECT pg_stat_get_xact_function_calls('events_notify'::regproc)")) {
+                rs.next();
+                long calls = rs.getLong(1);
+                writer.commit();
+                return calls;
+            }
+        }
+    }
+
+    /**
+     * V8: while every task is busy the trigger's WHEN reads the flag and the insert makes no PL/pgSQL call at
+     * all; while a task waits the function runs, clears and counts as before. The negative control is the
+     * trigger as V1 to V7 attached it, without the WHEN: it calls the function on every insert.
+     */
+    @Test
+    void whileTheFlagIsDownAnInsertNeverCallsTheTriggerFunction() throws Exception {
+        try {
+            assertThat(triggerCallsInOneInsert(null)).as("flag down: the WHEN skips the function").isZero();
+            WakeupFlag wakeup = wakeupFlag();
+            long token = wakeup.arm();
+            assertThat(triggerCallsInOneInsert(null)).as("flag up: the function runs").isOne();
+            assertThat(flag()).isZero();
+            assertThat(wakeup.clearedSince(token)).isTrue();
+
+            db.execute("DROP TRIGGER events_notify_insert ON events; CREATE TRIGGER events_notify_insert AFTER INSERT"
+                + " ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify('outbox_events')");
+            assertThat(triggerCallsInOneInsert(null)).as("the negative control: no WHEN, a call per insert").isOne();
+        } finally {
+            db.runScript(TestPostgres.schemaFile("outbox.sql"), java.util.Map.of());
+        }
+    }
+
+    /**
+     * The WHEN reads the flag as the inserting role. A writer with no grant but INSERT reads it through V8's grant
+     * to PUBLIC, and is woken through the function as its owner. Without that grant (revoked against the docs) the
+     * writer's insert fails on PostgreSQL 13-17, naming the flag, and writes nothing; on 18 the read is NULL and the
+     * writer calls the function, which still wakes the relay.
+     */
+    @Test
+    void aWriterWithOnlyInsertOnTheOutboxReadsTheFlagThroughPublic() throws Exception {
+        String writer = "wakeup_writer_" + System.nanoTime();
+        db.execute("CREATE ROLE " + writer + " NOLOGIN; GRANT INSERT ON events TO " + writer
+            + "; GRANT USAGE ON SEQUENCE events_seq_seq TO " + writer);
+        try (Connection listener = listener()) {
+            assertThat(triggerCallsInOneInsert(writer)).as("flag down, read through PUBLIC").isZero();
+            long token = wakeupFlag().arm();
+            assertThat(triggerCallsInOneInsert(writer)).as("flag up").isOne();
+            assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
+            assertThat(flag()).isZero();
+            assertThat(wakeupFlag().clearedSince(token)).isTrue();
+
+            db.execute("REVOKE SELECT ON SEQUENCE events_wakeup FROM PUBLIC");
+            if (db.queryLong("SELECT current_setting('server_version_num')::int") < 180_000) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> triggerCallsInOneInsert(writer))
+                    .hasMessageContaining("permission denied for sequence events_wakeup");
+                assertThat(db.queryLong("SELECT count(*) FROM events WHERE subject = 'counted'")).isEqualTo(2);
+            } else {
+                assertThat(triggerCallsInOneInsert(writer)).as("unreadable: the function reads it").isOne();
+            }
+        } finally {
+            db.execute("GRANT SELECT ON SEQUENCE events_wakeup TO PUBLIC; DROP OWNED BY " + writer + "; DROP ROLE "
+                + writer);
+        }
+    }
+
+    /** A flag made by V2 and never set reads NULL; V8 makes it read 0, so that the first inserts skip the call. */
+    @Test
+    void aFlagNeverSetReadsZeroAfterTheMigration() throws Exception {
+        db.execute("DROP TRIGGER events_notify_insert ON events; DROP SEQUENCE events_wakeup;"
+            + " CREATE SEQUENCE events_wakeup AS smallint MINVALUE 0 MAXVALUE 1 START WITH 0 NO CYCLE");
+        assertThat(db.query("SELECT pg_sequence_last_value('events_wakeup')")).containsExactly(
+            java.util.Collections.singletonList(null));
+        db.runScript(TestPostgres.schemaFile("outbox.sql"), java.util.Map.of());
+        assertThat(db.queryLong("SELECT pg_sequence_last_value('events_wakeup')")).isZero();
+        assertThat(triggerCallsInOneInsert(null)).isZero();
+    }
+
     @Test
     void aTableFromAnOlderSchemaWithoutTheFlagNotifiesOnEveryInsert() throws Exception {
-        db.execute("DROP SEQUENCE events_wakeup");
+        // as outbox.sql before V2 made it: the trigger without the WHEN, no flag
+        db.execute("DROP TRIGGER events_notify_insert ON events; DROP SEQUENCE events_wakeup; CREATE TRIGGER"
+            + " events_notify_insert AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify('outbox_events')");
         try (Connection listener = listener()) {
             db.execute("CREATE OR REPLACE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
                 + " PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), ''); RETURN NULL; END $$");

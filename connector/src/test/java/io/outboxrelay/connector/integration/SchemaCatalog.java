@@ -44,7 +44,7 @@ final class SchemaCatalog {
                 FROM pg_class c WHERE c.relnamespace = ?::regnamespace AND c.relkind = 'v'
               UNION ALL
               SELECT 'sequence ' || c.relname || format(' %s %s %s %s %s', s.seqtypid::regtype, s.seqstart,
-                       s.seqmin, s.seqmax, s.seqcycle)
+                       s.seqmin, s.seqmax, s.seqcycle) || coalesce(' ' || c.relacl::text, '')
                 FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid WHERE c.relnamespace = ?::regnamespace
               UNION ALL
               SELECT 'schema ' || nspname || ' ' || coalesce(nspacl::text, '') FROM pg_namespace WHERE nspname = ?

@@ -41,7 +41,9 @@ class SchemaTakesNamesIT {
             + " WHERE seqrelid = 'app.events_wakeup'::regclass")).containsExactly(List.of("smallint", 0L, 1L, 0L));
         assertThat(db.query("SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'app.events'::regclass"
             + " AND NOT tgisinternal")).singleElement().asString()
-            .contains("AFTER INSERT ON app.events FOR EACH STATEMENT EXECUTE FUNCTION app.events_notify('app_outbox')");
+            .contains("AFTER INSERT ON app.events FOR EACH STATEMENT"
+                + " WHEN ((pg_sequence_last_value('app.events_wakeup'::regclass) IS DISTINCT FROM 0))"
+                + " EXECUTE FUNCTION app.events_notify('app_outbox')");
         assertThat(db.query("SELECT to_regprocedure('app.events_requeue(bigint)') IS NOT NULL,"
             + " to_regprocedure('app.events_requeue_matching(text, timestamptz, timestamptz)') IS NOT NULL"))
             .containsExactly(List.of(true, true));
