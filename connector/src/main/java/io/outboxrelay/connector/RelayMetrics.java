@@ -58,7 +58,8 @@ final class RelayMetrics {
         claimMs = stats.durations("claim-latency", "Duration of the last claim statement", "Longest claim statement");
         stampMs = stats.durations("stamp-latency", "Duration of the last stamp transaction",
             "Longest stamp transaction");
-        notifyWakeups = stats.count("notify-wakeups", "Claims woken by LISTEN/NOTIFY");
+        notifyWakeups = stats.count("notify-wakeups", "Wake-ups by LISTEN/NOTIFY: batches of notifications"
+            + " and LISTEN sessions back in place, whether the task was busy or waiting");
         sweeps = stats.count("sweeps", "Periodic sweeps");
         subjectsReleased = stats.total("strict-subjects-released", "Poisoned rows that let their subject's later"
             + " rows go out under outbox.ordering=strict (each is logged at WARN with its seq and subject)");

@@ -18,9 +18,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Scenario 6: the task's LISTEN session is killed and cannot come back (its role may no longer log
  * in, while the pool's established sessions keep working), so no NOTIFY reaches the task: events
- * committed meanwhile still arrive, by the periodic sweep, within its interval. When LISTEN is allowed
- * back it reconnects by itself. Guards against a relay that only ever claims on NOTIFY and so strands
- * every event committed while its LISTEN connection is down or silently dead.
+ * committed meanwhile still arrive within the sweep interval (a quiet task's look finds the flag down,
+ * or at the latest the sweep claims them). When LISTEN is allowed back it reconnects by itself.
+ * Guards against a relay that only ever claims on NOTIFY and so strands every event committed while
+ * its LISTEN connection is down or silently dead.
  */
 class ListenConnectionKilledIT {
     private static final String CONNECTOR = "faults-listen";
