@@ -157,7 +157,11 @@ final class Bench {
     RelayContender relay(int tasks, int subs, Map<String, String> overrides, String label, String variant) {
         Map<String, String> config = new java.util.LinkedHashMap<>(options.relayConfig());
         config.putAll(overrides);
-        return new RelayContender(rest, name("relay-t" + tasks + "s" + subs), tasks, subs, config, label, variant);
+        // a variant that sets its own tasks.max runs, and is waited for with, that many tasks
+        int n = overrides.containsKey(RelayVariant.TASKS_MAX)
+            ? Integer.parseInt(overrides.get(RelayVariant.TASKS_MAX).trim()) : tasks;
+        config.put(RelayVariant.TASKS_MAX, Integer.toString(n));
+        return new RelayContender(rest, name("relay-t" + n + "s" + subs), n, subs, config, label, variant);
     }
 
     /** The relay on its defaults. */

@@ -123,6 +123,10 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 out = Path.of(a.substring("--out=".length())).toAbsolutePath();
             } else if (a.startsWith("--relay-config=")) {
                 relayConfig.putAll(pairs("--relay-config", a.substring("--relay-config=".length()).split(",")));
+                if (relayConfig.containsKey(RelayVariant.TASKS_MAX)) {
+                    throw new IllegalArgumentException("--relay-config cannot set tasks.max: every phase sets its"
+                        + " contenders' tasks; run more tasks as a variant, e.g. --relay-variant=t8=tasks.max=8");
+                }
             } else if (a.startsWith("--wakeup=")) {
                 String[] parts = a.substring("--wakeup=".length()).split(",");
                 Map<String, String> nameAndFile = pairs("--wakeup", new String[] {parts[0]});

@@ -24,7 +24,7 @@ record TableSetup(String key, String label, String schemaSql, Kind kind, Map<Str
 
     /** A {@code --relay-variant} on the shipped schema. */
     static TableSetup relay(RelayVariant v) {
-        return new TableSetup("relay-" + v.name(), "relay " + RELAY_TASKS + " tasks, variant " + v.name() + " ("
+        return new TableSetup("relay-" + v.name(), "relay " + v.tasks(RELAY_TASKS) + " tasks, variant " + v.name() + " ("
             + v.settings() + ")", "", Kind.RELAY, v.config(), v.name());
     }
 

@@ -23,6 +23,20 @@ class BenchOptionsTest {
     }
 
     @Test
+    void aRelayVariantMayRunItsOwnNumberOfTasksButRelayConfigMayNot() {
+        BenchOptions o = BenchOptions.parse(new String[] {"--relay-variant=t8=tasks.max=8", "--relay-variant=d=a=1"});
+
+        assertThat(o.relayVariants().get(0).tasks(2)).isEqualTo(8);
+        assertThat(o.relayVariants().get(0).label(2)).isEqualTo("relay 8 tasks, 1 sub, variant t8");
+        assertThat(o.relayVariants().get(1).tasks(2)).isEqualTo(2);
+        assertThat(TableSetup.relay(o.relayVariants().get(0)).label()).startsWith("relay 8 tasks, variant t8");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--relay-variant=t=tasks.max=0"}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tasks.max=0");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--relay-config=tasks.max=4"}))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot set tasks.max");
+    }
+
+    @Test
     void aRelayVariantWithoutSettingsOrWithABadNameIsRefused() {
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--relay-variant=txn"}))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NAME=key=value");
