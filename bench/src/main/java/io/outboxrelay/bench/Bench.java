@@ -158,9 +158,7 @@ final class Bench {
         Map<String, String> config = new java.util.LinkedHashMap<>(options.relayConfig());
         config.putAll(overrides);
         // a variant that sets its own tasks.max runs, and is waited for with, that many tasks
-        int n = overrides.containsKey(RelayVariant.TASKS_MAX)
-            ? Integer.parseInt(overrides.get(RelayVariant.TASKS_MAX).trim()) : tasks;
-        config.put(RelayVariant.TASKS_MAX, Integer.toString(n));
+        int n = RelayVariant.tasks(overrides, tasks);
         return new RelayContender(rest, name("relay-t" + n + "s" + subs), n, subs, config, label, variant);
     }
 

@@ -33,7 +33,12 @@ record RelayVariant(String name, Map<String, String> config) {
 
     /** The tasks this variant runs: its own {@code tasks.max} when it sets one, else the phase's. */
     int tasks(int phaseTasks) {
-        String tasksMax = config.get(TASKS_MAX);
+        return tasks(config, phaseTasks);
+    }
+
+    /** The tasks a relay with these connector settings runs: their {@code tasks.max} if any, else the phase's. */
+    static int tasks(Map<String, String> settings, int phaseTasks) {
+        String tasksMax = settings.get(TASKS_MAX);
         return tasksMax == null ? phaseTasks : Integer.parseInt(tasksMax.trim());
     }
 
