@@ -13,10 +13,10 @@ import org.slf4j.LoggerFactory;
  *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
  *       left rows in line), spacing its claims out up to {@code outbox.linger.max.ms} while they bring fewer than
  *       {@link #ROWS_PER_CLAIM_AIMED} rows; the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches
- *       the task changes nothing, so after {@link #DEAF_AFTER_MS} of claims that found rows the task turns LISTEN
- *       off and no NOTIFY of the database wakes its session. The first claim that finds nothing turns it on again.
- *       Once its claims have found nothing for {@link #IDLE_BEFORE_ARMING_MS} (two claims at least) it arms the flag,
- *       LISTEN in place.
+ *       the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task turns LISTEN off and no NOTIFY
+ *       of the database wakes its session. Once its claims have found nothing for the idle time (two claims at
+ *       least; {@link #IDLE_BEFORE_ARMING_MS}, or {@link #IDLE_GAPS_BEFORE_ARMING} of its share's mean gap between
+ *       rows when that is longer) it turns LISTEN on again and arms the flag, LISTEN in place.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -72,6 +72,19 @@ final class ClaimPacer {
      * no reason to make the next writer NOTIFY and every quiet task of the table claim.
      */
     static final long IDLE_BEFORE_ARMING_MS = 100;
+    /**
+     * At a rate that brings a share a row only every few tens of milliseconds (many tasks, a moderate rate), a gap of
+     * {@link #IDLE_BEFORE_ARMING_MS} is common: arming then would make the next writer NOTIFY and every quiet task
+     * wake and claim, several times a second. So the idle time is this many of the share's mean gaps between rows
+     * when that is longer (a gap that long comes once in some 150 with rows arriving at random).
+     */
+    static final int IDLE_GAPS_BEFORE_ARMING = 5;
+    /**
+     * The longest idle time that many gaps may make. A share sparser than that (a row every 100 ms or more) costs
+     * less woken for each row than claimed for through its gaps at {@code outbox.linger.max.ms}: it arms after
+     * {@link #IDLE_BEFORE_ARMING_MS}.
+     */
+    static final long IDLE_BEFORE_ARMING_MAX_MS = 500;
     /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
     static final long LOOK_INTERVAL_MS = 250;
     /** How long after a failed arming the task arms again (claiming, unarmed, meanwhile): a look's interval. */
@@ -130,8 +143,10 @@ final class ClaimPacer {
     /** When the last claim of this active spell ended (MIN_VALUE: none yet), and the rows per ms since. */
     private long lastActiveClaimAt = Long.MIN_VALUE;
     private double rowsPerMs = -1;
-    /** Since when this task's claims keep finding rows (MIN_VALUE: the last one found none), and LISTEN is off. */
-    private long rowsSince = Long.MIN_VALUE;
+    /** The share's mean gap between rows as the claims that found rows measured it, in ms (-1: not yet). */
+    private double gapMs = -1;
+    /** Since when this task is active without having been idle (MIN_VALUE: not active), and LISTEN is off. */
+    private long activeSince = Long.MIN_VALUE;
     private boolean deaf;
 
     /**
@@ -235,22 +250,22 @@ final class ClaimPacer {
         capture = false;
         if (more || rows > 0) {
             activate(now);
-            lastRowsAt = now;
+            measureGap(now, rows);
             hearLess(now);
             long pace = activePace(now, rows);
             claimAt = more ? now : now + pace;
             return;
         }
-        rowsSince = Long.MIN_VALUE;
-        if (deaf) {
-            deaf = false;
-            listener.listen(true); // claims find nothing: the arming may come soon, and it needs LISTEN in place
-        }
         switch (state) {
             case ACTIVE -> {
                 emptyClaims++;
                 long pace = activePace(now, 0);
-                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= IDLE_BEFORE_ARMING_MS;
+                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= idleBeforeArming();
+                if (idle) {
+                    hearAgain();
+                } else {
+                    hearLess(now);
+                }
                 if (idle && flag != null) {
                     armDue = true;
                     claimAt = Math.max(now, armAt); // arm, then claim once more, noting the transactions in progress
@@ -308,16 +323,48 @@ final class ClaimPacer {
     }
 
     /**
-     * A claim found rows: once claims have kept finding them for {@link #DEAF_AFTER_MS}, LISTEN goes off. Only with
-     * the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY, with no arming
-     * before which LISTEN could be turned on again.
+     * How long an active task's claims find nothing before it arms: {@link #IDLE_BEFORE_ARMING_MS}, or
+     * {@link #IDLE_GAPS_BEFORE_ARMING} of the share's mean gap between rows as its claims with rows measured it, when
+     * that is longer, at most {@link #IDLE_BEFORE_ARMING_MAX_MS}.
+     */
+    private long idleBeforeArming() {
+        long gaps = Math.round(IDLE_GAPS_BEFORE_ARMING * gapMs);
+        return gapMs < 0 || gaps > IDLE_BEFORE_ARMING_MAX_MS ? IDLE_BEFORE_ARMING_MS : Math.max(IDLE_BEFORE_ARMING_MS, gaps);
+    }
+
+    /**
+     * A claim found {@code rows}: the time since the last one that found any (a quiet spell included: it is a gap
+     * of the share's too, counted up to {@link #IDLE_BEFORE_ARMING_MAX_MS}), spread over them.
+     */
+    private void measureGap(long now, int rows) {
+        if (rows > 0) {
+            double sample = Math.min(now - lastRowsAt, IDLE_BEFORE_ARMING_MAX_MS) / (double) rows;
+            gapMs = gapMs < 0 ? sample : gapMs + RATE_SMOOTHING * (sample - gapMs);
+        }
+        lastRowsAt = now;
+    }
+
+    /**
+     * An active claim that was not the end of an idle time: once the task has been active for {@link #DEAF_AFTER_MS},
+     * LISTEN goes off (a claim that finds nothing in a share that brings few rows does not turn it on again). Only
+     * with the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY, with no
+     * arming before which LISTEN could be turned on again.
      */
     private void hearLess(long now) {
-        if (rowsSince == Long.MIN_VALUE) {
-            rowsSince = now;
-        } else if (!deaf && flag != null && now - rowsSince >= DEAF_AFTER_MS) {
+        if (activeSince == Long.MIN_VALUE) {
+            activeSince = now;
+        } else if (!deaf && flag != null && now - activeSince >= DEAF_AFTER_MS) {
             deaf = true;
             listener.listen(false);
+        }
+    }
+
+    /** The claims found nothing for the idle time: the arming comes next, and it needs LISTEN in place. */
+    private void hearAgain() {
+        activeSince = Long.MIN_VALUE;
+        if (deaf) {
+            deaf = false;
+            listener.listen(true);
         }
     }
 

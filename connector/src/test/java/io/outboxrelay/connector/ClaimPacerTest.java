@@ -3,7 +3,9 @@ package io.outboxrelay.connector;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -380,11 +382,12 @@ class ClaimPacerTest {
 
     /**
      * A task that keeps finding rows has no use for NOTIFYs, and PostgreSQL wakes its LISTEN session for every one
-     * sent in the database (receipts above all): after DEAF_AFTER_MS of claims with rows LISTEN goes off, and the
-     * first claim that finds nothing turns it on again. The control: busy for less than that, LISTEN stays on.
+     * sent in the database (receipts above all): after DEAF_AFTER_MS active LISTEN goes off. A claim that finds
+     * nothing leaves it off (in a share that brings a row every few claims most do); claims that find nothing for
+     * the idle time turn it on again, before the arming. The control: busy for less than that, LISTEN stays on.
      */
     @Test
-    void aTaskBusyForASecondTurnsListenOffAndItsFirstEmptyClaimTurnsItOnAgain() {
+    void aTaskActiveForASecondTurnsListenOffAndOnlyItsIdleTimeTurnsItOnAgain() {
         ClaimPacer pacer = listening();
         busyFor(pacer, ClaimPacer.DEAF_AFTER_MS - PACE, 3);
         assertThat(ears.changes).as("the control: busy for less than DEAF_AFTER_MS").isZero();
@@ -396,8 +399,83 @@ class ClaimPacerTest {
         ears.done();
 
         claim(pacer, 0);
-        assertThat(ears.asked).as("an empty claim: LISTEN on again").isTrue();
+        now += PACE;
+        claim(pacer, 3);
+        assertThat(ears.changes).as("one empty claim among claims with rows: LISTEN stays off").isOne();
+        now += PACE;
+        twoEmptyClaims(pacer);
+        assertThat(ears.asked).as("the idle time: LISTEN on again").isTrue();
+        assertThat(flag.arms).as("the arming waits for it").isZero();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+    }
+
+    /** Arrival times from {@code from}, {@code gapMs} apart, before {@code until}. */
+    private static List<Long> every(long from, long gapMs, long until) {
+        return LongStream.iterate(from, t -> t < until, t -> t + gapMs).boxed().toList();
+    }
+
+    /**
+     * Rows that arrive at {@code arrivals}, until {@code until}, one ms at a time: each claim the pacer asks for finds
+     * the rows that arrived since the last, and a row that arrives while the task is not active wakes it (its writer
+     * found the flag up and NOTIFYs). Returns the rows claimed.
+     */
+    private long claimArrivals(ClaimPacer pacer, List<Long> arrivals, long until) {
+        int arrived = 0;
+        int claimed = 0;
+        for (; now < until; now++) {
+            while (arrived < arrivals.size() && arrivals.get(arrived) <= now) {
+                arrived++;
+                if (pacer.state() != ClaimPacer.State.ACTIVE) {
+                    pacer.wake();
+                }
+            }
+            ClaimPacer.Claim due = pacer.next(now, true);
+            if (due != null) {
+                pacer.claimed(now, arrived - claimed, false, List.of(), due.capture() ? List.of() : null);
+                claimed = arrived;
+            }
+        }
+        return claimed;
+    }
+
+    /**
+     * Many tasks at a moderate rate: each share brings a row every few tens of ms, and a gap of twice the idle floor
+     * (IDLE_BEFORE_ARMING_MS) is common there. The task stays active through it (no arming, so no NOTIFY asked of
+     * the next writer and no quiet task woken): the idle time is IDLE_GAPS_BEFORE_ARMING of the share's own gaps.
+     * The control: a share whose rows come a few ms apart arms in the same gap.
+     */
+    @Test
+    void aShareThatBringsARowEveryFewClaimsStaysActiveThroughAGapTheIdleFloorWouldArmOn() {
+        long start = now;
+        List<Long> rows = new ArrayList<>(every(start, 60, start + 2_000));
+        rows.addAll(every(start + 2_000 + 160, 60, start + 4_000));
+        long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_100);
+        assertThat(flag.arms).as("60 ms gaps, then one of 220 ms: still active").isZero();
+        assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
+
+        start = now;
+        FakeWakeupFlag control = new FakeWakeupFlag();
+        ClaimPacer dense = new ClaimPacer(now, true, PACE, MAX_PACE, SWEEP, POLL);
+        dense.useFlag(control, new ClaimPacer.Listener() {
+        });
+        List<Long> denseRows = new ArrayList<>(every(start, 3, start + 2_000));
+        denseRows.addAll(every(start + 2_000 + 220, 3, start + 4_000));
+        assertThat(claimArrivals(dense, denseRows, start + 4_100)).isEqualTo(denseRows.size());
+        assertThat(control.arms).as("the control: 3 ms gaps, the same 220 ms gap arms").isOne();
+    }
+
+    /**
+     * A share sparser than IDLE_BEFORE_ARMING_MAX_MS allows for (a row every 150 ms: five gaps would be 750 ms) is
+     * cheaper woken for each row than claimed for through its gaps: it arms after the floor, as before.
+     */
+    @Test
+    void aShareTooSparseToClaimForThroughItsGapsArmsAfterTheFloor() {
+        long start = now;
+        List<Long> rows = new ArrayList<>(every(start, 60, start + 1_000));
+        rows.addAll(every(start + 1_000 + 90, 150, start + 4_000));
+        long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_000 + ClaimPacer.IDLE_BEFORE_ARMING_MS);
+        assertThat(flag.arms).as("it armed in its 150 ms gaps").isGreaterThan(5);
+        assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
     }
 
     /**
