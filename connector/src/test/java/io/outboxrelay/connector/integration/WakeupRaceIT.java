@@ -46,8 +46,10 @@ class WakeupRaceIT {
     }
 
     /**
-     * A new database and the connector on it with {@code tasks} tasks and a ten-minute sweep, once the relay
-     * found nothing to claim and armed the flag: it waits for a NOTIFY.
+     * A new database and the connector on it with {@code tasks} tasks and a ten-minute sweep, once every task
+     * found nothing to claim, armed the flag and settled: each waits for a NOTIFY, and looks at the flag's count
+     * every 250 ms, which only a quiet task does (the flag alone reads armed after the first task's arming, and a
+     * later one would arm it again after a writer of the test took it down).
      */
     private static TestDatabase armedRelay(String database, String topic, int tasks) {
         TestDatabase db = TestPostgres.get().createDatabase(database);
@@ -55,7 +57,9 @@ class WakeupRaceIT {
         cfg.put("subscription.orders.topic", topic);
         cfg.put("outbox.sweep.interval.ms", "600000");
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
-        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1
+            && db.queryLong("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                + " AND starts_with(application_name, 'outbox-relay:') AND query LIKE '%IS DISTINCT FROM 1%'") == tasks);
         return db;
     }
 
