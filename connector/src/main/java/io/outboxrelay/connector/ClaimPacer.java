@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  *       the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task turns LISTEN off and no NOTIFY
  *       of the database wakes its session. Once its claims have found nothing for the idle time (two claims at
  *       least; {@link #IDLE_BEFORE_ARMING_MS}, or {@link #IDLE_GAPS_BEFORE_ARMING} of its share's mean gap between
- *       rows when that is longer) it turns LISTEN on again and arms the flag, LISTEN in place.
+ *       rows when that is longer and at most {@link #IDLE_BEFORE_ARMING_MAX_MS}) it turns LISTEN on again and, a
+ *       pace later, LISTEN in place, arms the flag.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -80,11 +81,16 @@ final class ClaimPacer {
      */
     static final int IDLE_GAPS_BEFORE_ARMING = 5;
     /**
-     * The longest idle time that many gaps may make. A share sparser than that (a row every 100 ms or more) costs
+     * The longest idle time that many gaps may make. A share sparser than that (a row every more than 100 ms) costs
      * less woken for each row than claimed for through its gaps at {@code outbox.linger.max.ms}: it arms after
      * {@link #IDLE_BEFORE_ARMING_MS}.
      */
     static final long IDLE_BEFORE_ARMING_MAX_MS = 500;
+    /**
+     * The longest gap one claim's sample counts: twice the longest that the idle time follows, so that one quiet
+     * spell (the gap before a task woken by a NOTIFY finds its row) weighs no more than a sparse share's gap.
+     */
+    static final long GAP_SAMPLE_MAX_MS = 2 * IDLE_BEFORE_ARMING_MAX_MS / IDLE_GAPS_BEFORE_ARMING;
     /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
     static final long LOOK_INTERVAL_MS = 250;
     /** How long after a failed arming the task arms again (claiming, unarmed, meanwhile): a look's interval. */
@@ -261,14 +267,10 @@ final class ClaimPacer {
                 emptyClaims++;
                 long pace = activePace(now, 0);
                 boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= idleBeforeArming();
-                if (idle) {
-                    hearAgain();
-                } else {
-                    hearLess(now);
-                }
                 if (idle && flag != null) {
                     armDue = true;
-                    claimAt = Math.max(now, armAt); // arm, then claim once more, noting the transactions in progress
+                    // arm, then claim once more, noting the transactions in progress; LISTEN first if it was off
+                    claimAt = Math.max(hearAgain() ? now + pace : now, armAt);
                 } else if (idle) {
                     quiet(now);
                 } else {
@@ -333,12 +335,13 @@ final class ClaimPacer {
     }
 
     /**
-     * A claim found {@code rows}: the time since the last one that found any (a quiet spell included: it is a gap
-     * of the share's too, counted up to {@link #IDLE_BEFORE_ARMING_MAX_MS}), spread over them.
+     * A claim found {@code rows} (or left rows in line): the time since the last one that did, or since the start (a
+     * quiet spell included: it is a gap of the share's too, counted up to {@link #GAP_SAMPLE_MAX_MS}), spread over
+     * them.
      */
     private void measureGap(long now, int rows) {
         if (rows > 0) {
-            double sample = Math.min(now - lastRowsAt, IDLE_BEFORE_ARMING_MAX_MS) / (double) rows;
+            double sample = Math.min(now - lastRowsAt, GAP_SAMPLE_MAX_MS) / (double) rows;
             gapMs = gapMs < 0 ? sample : gapMs + RATE_SMOOTHING * (sample - gapMs);
         }
         lastRowsAt = now;
@@ -359,13 +362,19 @@ final class ClaimPacer {
         }
     }
 
-    /** The claims found nothing for the idle time: the arming comes next, and it needs LISTEN in place. */
-    private void hearAgain() {
+    /**
+     * The claims found nothing for the idle time: the arming comes next, and it needs LISTEN in place.
+     *
+     * @return whether LISTEN was off and is asked for now (the arming waits for it: no claim before a pace)
+     */
+    private boolean hearAgain() {
         activeSince = Long.MIN_VALUE;
-        if (deaf) {
-            deaf = false;
-            listener.listen(true);
+        if (!deaf) {
+            return false;
         }
+        deaf = false;
+        listener.listen(true);
+        return true;
     }
 
     private void activate(long now) {

@@ -405,8 +405,32 @@ class ClaimPacerTest {
         now += PACE;
         twoEmptyClaims(pacer);
         assertThat(ears.asked).as("the idle time: LISTEN on again").isTrue();
-        assertThat(flag.arms).as("the arming waits for it").isZero();
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now, true)).as("the arming waits for it: no claim before a pace").isNull();
+        now += PACE;
+        assertThat(claim(pacer, 0).capture()).as("LISTEN not in place yet: a claim, unarmed").isFalse();
+        assertThat(flag.arms).isZero();
+        ears.done();
+        now += PACE;
+        assertThat(claim(pacer, 0).capture()).as("LISTEN in place: armed").isTrue();
+        assertThat(flag.arms).isOne();
+    }
+
+    /**
+     * In a share that brings a row every few claims some claims find nothing; the task is active all the same, and
+     * after DEAF_AFTER_MS its LISTEN goes off (the rule before counted only unbroken claims with rows, and such a
+     * task listened forever, woken by every receipt of every task).
+     */
+    @Test
+    void aTaskWhoseClaimsOftenFindNothingStillStopsListeningAfterASecondActive() {
+        ClaimPacer pacer = listening();
+        long until = now + 2 * ClaimPacer.DEAF_AFTER_MS;
+        for (int i = 0; now < until; i++) {
+            claim(pacer, i % 3 == 0 ? 0 : 1);
+            now += PACE;
+        }
+        assertThat(ears.asked).as("LISTEN off").isFalse();
+        assertThat(ears.changes).isOne();
+        assertThat(flag.arms).as("never idle: no arming").isZero();
     }
 
     /** Arrival times from {@code from}, {@code gapMs} apart, before {@code until}. */
@@ -447,19 +471,23 @@ class ClaimPacerTest {
     @Test
     void aShareThatBringsARowEveryFewClaimsStaysActiveThroughAGapTheIdleFloorWouldArmOn() {
         long start = now;
-        List<Long> rows = new ArrayList<>(every(start, 60, start + 2_000));
-        rows.addAll(every(start + 2_000 + 160, 60, start + 4_000));
-        long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_100);
+        List<Long> rows = new ArrayList<>(every(start, 60, start + 2_000)); // the last at 1,980
+        rows.addAll(every(start + 2_200, 60, start + 4_000));
+        ClaimPacer sparse = listening(MAX_PACE);
+        long claimed = claimArrivals(sparse, rows, start + 4_100);
         assertThat(flag.arms).as("60 ms gaps, then one of 220 ms: still active").isZero();
         assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
+        List<Long> after = every(start + 3_940 + 420, 60, start + 5_000);
+        assertThat(claimArrivals(sparse, after, start + 5_050)).isEqualTo(after.size());
+        assertThat(flag.arms).as("a gap of 420 ms, over five of 60: armed").isOne();
 
         start = now;
         FakeWakeupFlag control = new FakeWakeupFlag();
         ClaimPacer dense = new ClaimPacer(now, true, PACE, MAX_PACE, SWEEP, POLL);
         dense.useFlag(control, new ClaimPacer.Listener() {
         });
-        List<Long> denseRows = new ArrayList<>(every(start, 3, start + 2_000));
-        denseRows.addAll(every(start + 2_000 + 220, 3, start + 4_000));
+        List<Long> denseRows = new ArrayList<>(every(start, 3, start + 2_000)); // the last at 1,998
+        denseRows.addAll(every(start + 2_218, 3, start + 4_000));
         assertThat(claimArrivals(dense, denseRows, start + 4_100)).isEqualTo(denseRows.size());
         assertThat(control.arms).as("the control: 3 ms gaps, the same 220 ms gap arms").isOne();
     }
@@ -481,7 +509,7 @@ class ClaimPacerTest {
     /**
      * The arming relies on the NOTIFY of the first writer that finds the flag up, so it waits until LISTEN is in
      * place again: meanwhile claims go on unarmed, a pace apart (not back to back). The control: the same pacer
-     * whose LISTEN came back at once arms at the first claim the idle time allows.
+     * whose LISTEN came back at once arms at its next claim, a pace after the idle time.
      */
     @Test
     void theArmingWaitsUntilListenIsBackInPlace() {
@@ -489,6 +517,7 @@ class ClaimPacerTest {
         busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
         ears.done();
         twoEmptyClaims(pacer);
+        now += PACE; // LISTEN asked for: the next claim a pace later
         for (int i = 0; i < 3; i++) {
             ClaimPacer.Claim unarmed = claim(pacer, 0);
             assertThat(unarmed.capture()).as("LISTEN not back yet: no arming").isFalse();
@@ -506,7 +535,8 @@ class ClaimPacerTest {
         });
         busyFor(other, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
         twoEmptyClaims(other);
-        assertThat(claim(other, 0).capture()).as("the control: armed at once").isTrue();
+        now += PACE;
+        assertThat(claim(other, 0).capture()).as("the control: armed at its next claim").isTrue();
     }
 
     /** Without the flag (an older table) a quiet task relies on every writer's NOTIFY: LISTEN always stays on. */

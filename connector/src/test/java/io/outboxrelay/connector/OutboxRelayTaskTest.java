@@ -482,7 +482,8 @@ class OutboxRelayTaskTest {
         flag.armFailure = null;
         flag.lookFailure = new java.sql.SQLException("canceling statement due to statement timeout", "57014");
         clock.advance(ClaimPacer.LOOK_INTERVAL_MS); // a failed arming is tried again a look later, not sooner
-        for (int i = 0; i < 3 && flag.arms == 0; i++) {
+        // row 3 came after a long gap, so the idle time may have grown (up to IDLE_BEFORE_ARMING_MAX_MS)
+        for (long i = 0; i < ClaimPacer.IDLE_BEFORE_ARMING_MAX_MS / LINGER_MS + 3 && flag.arms == 0; i++) {
             clock.advance(LINGER_MS);
             task.poll();
         }
