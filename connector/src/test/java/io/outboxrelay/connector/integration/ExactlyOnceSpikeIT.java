@@ -64,6 +64,13 @@ class ExactlyOnceSpikeIT {
 
     /** What the tasks saw, in order; one cluster and one test at a time write it. */
     static final List<String> EVENTS = Collections.synchronizedList(new ArrayList<>());
+
+    /** A copy of what the tasks recorded so far: they add to it on their own threads while a test reads it. */
+    private static List<String> events() {
+        synchronized (EVENTS) {
+            return List.copyOf(EVENTS);
+        }
+    }
     static final AtomicInteger WRITER_STARTS = new AtomicInteger();
     static final AtomicInteger READER_STARTS = new AtomicInteger();
 
@@ -160,12 +167,12 @@ class ExactlyOnceSpikeIT {
         Map<String, String> reader = connectorConfig("supported");
         reader.put("spike.role", "reader");
         cluster.configureConnector("eos-spike-reader", reader);
-        await().atMost(Duration.ofSeconds(30)).until(() -> EVENTS.stream().anyMatch(e -> e.startsWith("r1 start")));
-        assertThat(EVENTS).contains("r1 start transactionContext=present offset=null neverWritten=null twoKeys=null"
+        await().atMost(Duration.ofSeconds(30)).until(() -> events().stream().anyMatch(e -> e.startsWith("r1 start")));
+        assertThat(events()).contains("r1 start transactionContext=present offset=null neverWritten=null twoKeys=null"
             + " twoKeysReversed=null");
         cluster.deleteConnector("eos-spike-reader");
 
-        List<String> first = EVENTS.stream().filter(e -> e.startsWith("w")).toList();
+        List<String> first = events().stream().filter(e -> e.startsWith("w")).toList();
         log("incarnation 1 saw:%n  %s", String.join("\n  ", first));
 
         // commitRecord comes on the task's own thread, after the commit, before the next poll
@@ -189,7 +196,7 @@ class ExactlyOnceSpikeIT {
         // a restart: the open transaction is not committed at stop, and is aborted when the next producer starts
         cluster.restartTask(name, 0);
         await().atMost(Duration.ofSeconds(60)).until(() -> EVENTS.contains("w2 poll 2"));
-        List<String> writer = EVENTS.stream().filter(e -> e.startsWith("w")).toList();
+        List<String> writer = events().stream().filter(e -> e.startsWith("w")).toList();
         List<String> second = writer.subList(first.size(), writer.size());
         log("incarnation 2 saw:%n  %s", String.join("\n  ", second));
 
