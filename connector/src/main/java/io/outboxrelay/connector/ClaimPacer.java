@@ -325,9 +325,10 @@ final class ClaimPacer {
     }
 
     /**
-     * How long an active task's claims find nothing before it arms: {@link #IDLE_BEFORE_ARMING_MS}, or
-     * {@link #IDLE_GAPS_BEFORE_ARMING} of the share's mean gap between rows as its claims with rows measured it, when
-     * that is longer, at most {@link #IDLE_BEFORE_ARMING_MAX_MS}.
+     * How long an active task's claims find nothing before it arms: {@link #IDLE_GAPS_BEFORE_ARMING} of the share's
+     * mean gap between rows as its claims with rows measured it, when that is longer than
+     * {@link #IDLE_BEFORE_ARMING_MS} and not longer than {@link #IDLE_BEFORE_ARMING_MAX_MS}; otherwise (a dense share,
+     * a sparse one, or no gap measured yet) {@link #IDLE_BEFORE_ARMING_MS}.
      */
     private long idleBeforeArming() {
         long gaps = Math.round(IDLE_GAPS_BEFORE_ARMING * gapMs);
@@ -348,10 +349,10 @@ final class ClaimPacer {
     }
 
     /**
-     * An active claim that was not the end of an idle time: once the task has been active for {@link #DEAF_AFTER_MS},
-     * LISTEN goes off (a claim that finds nothing in a share that brings few rows does not turn it on again). Only
-     * with the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY, with no
-     * arming before which LISTEN could be turned on again.
+     * A claim found rows: once the task has been active for {@link #DEAF_AFTER_MS} since its first claim with rows
+     * (claims that find nothing short of the idle time do not break that, only {@link #hearAgain()} does), LISTEN
+     * goes off. Only with the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY,
+     * with no arming before which LISTEN could be turned on again.
      */
     private void hearLess(long now) {
         if (activeSince == Long.MIN_VALUE) {
