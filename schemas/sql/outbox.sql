@@ -7,10 +7,10 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The eight blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The nine blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
 -- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql,
--- V7__outbox_subject_order.sql and V8__outbox_wakeup_when.sql, which
+-- V7__outbox_subject_order.sql, V8__outbox_wakeup_when.sql and V9__outbox_wakeup_count_grant.sql, which
 -- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -23,7 +23,8 @@
 --   events                 the outbox, with its partial indexes events_unfanned_idx, events_poisoned_idx and
 --                          events_subject_pending_idx (outbox.ordering=strict reads it)
 --   events_wakeup          the wake-up flag the relay arms (a sequence; every role may read it, V8)
---   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads)
+--   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads, and counts a
+--                          clear in when it finds the flag down as it arms it, V9)
 --   events_notify()        the trigger function, attached as events_notify_insert with the channel; called
 --                          only while the flag reads 1 (V8)
 --   events_requeue(seq)    puts one poisoned row back in line
@@ -657,5 +658,25 @@ BEGIN
     || ' WHEN (pg_catalog.pg_sequence_last_value(%L::pg_catalog.regclass) IS DISTINCT FROM 0)'
     || ' EXECUTE FUNCTION %I.%I(%L)',
     n || '_notify_insert', tbl, flag, s, n || '_notify', ch);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... (outbox.sql), or this setting of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  clears text := format('%I.%I', s, n || '_wakeup_clears');
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  IF to_regclass(clears) IS NULL THEN
+    RAISE EXCEPTION '%.% has no count of wake-up clears %', s, n, clears
+      USING HINT = 'apply migration V4 first, or re-run schemas/sql/outbox.sql';
+  END IF;
+  EXECUTE format('GRANT SELECT, UPDATE ON SEQUENCE %s TO outbox_relay', clears);
 END;
 $outbox$;

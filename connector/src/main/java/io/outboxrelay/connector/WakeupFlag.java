@@ -7,6 +7,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The table's wake-up flag in PostgreSQL (statements in {@code wakeup.sql}; docs/wakeup.md): the sequence
@@ -14,6 +16,7 @@ import org.apache.kafka.connect.errors.ConnectException;
  * each clear in {@code <table>_wakeup_clears} (migration V4), before it NOTIFYs.
  */
 final class WakeupFlag implements ClaimPacer.Flag {
+    private static final Logger log = LoggerFactory.getLogger(WakeupFlag.class);
     private static final NamedSql SQL = NamedSql.load(WakeupFlag.class, "wakeup.sql");
 
     private final DataSource dataSource;
@@ -21,12 +24,15 @@ final class WakeupFlag implements ClaimPacer.Flag {
     private final String clears;
     /** False on a table without migration V4: a look then reads the flag itself. */
     private final boolean counted;
+    /** The arming's statement: it counts a clear it finds uncounted where the role may (migration V9). */
+    private final String arming;
 
-    private WakeupFlag(DataSource dataSource, String flag, String clears, boolean counted) {
+    private WakeupFlag(DataSource dataSource, WakeupObjects objects) {
         this.dataSource = dataSource;
-        this.flag = flag;
-        this.clears = clears;
-        this.counted = counted;
+        this.flag = objects.flag();
+        this.clears = objects.clears();
+        this.counted = objects.hasCount();
+        this.arming = !counted ? "ArmFlagWithoutCount" : objects.mayAddToCount() ? "ArmFlag" : "ArmFlagWithoutCounting";
     }
 
     /**
@@ -43,14 +49,22 @@ final class WakeupFlag implements ClaimPacer.Flag {
         if (missing != null) {
             throw new ConnectException(missing);
         }
-        return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
-            : null;
+        if (objects.hasCount() && !objects.mayAddToCount()) {
+            log.info("Role {} may read but not update {} (the outbox predates migration V9): a wake-up flag that a"
+                + " writer took down without counting it (a cancelled insert) and another task armed again leaves rows"
+                + " of this task's share to the sweep; GRANT SELECT, UPDATE ON SEQUENCE {} TO outbox_relay"
+                + " (schemas/sql/outbox.sql does) closes that", objects.role(), objects.clears(), objects.clears());
+        }
+        return objects.hasFlag() ? new WakeupFlag(dataSource, objects) : null;
     }
 
-    /** A task arms the flag: the count of its clears before, 0 on a table without the count. */
+    /**
+     * A task arms the flag: the count of its clears as the flag goes up (a flag found down counted as a clear first,
+     * migration V9), 0 on a table without the count.
+     */
     @Override
     public long arm() throws SQLException {
-        return query(counted ? "ArmFlag" : "ArmFlagWithoutCount", rs -> rs.getLong(1));
+        return query(arming, rs -> rs.getLong(1));
     }
 
     /** Whether a writer took the flag down since the arming that returned {@code token}. */

@@ -11,11 +11,12 @@ import java.util.stream.Stream;
 
 /**
  * Which wake-up objects an outbox table has, the flag {@code <table>_wakeup} and the count of its clears
- * {@code <table>_wakeup_clears} (migration V4), and whether the session's role may use them. Read when a task opens
+ * {@code <table>_wakeup_clears} (migration V4), and whether the session's role may use them (and may add to the count,
+ * migration V9: without, the task arms as before V9, no error). Read when a task opens
  * the table ({@link WakeupFlag#of}) and when a config is validated; the flag's own statements are {@link WakeupFlag}'s.
  */
 record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm, boolean mayCount,
-                     String role) {
+                     boolean mayAddToCount, String role) {
     private static final NamedSql SQL = NamedSql.load(WakeupObjects.class, "wakeup.sql");
 
     static WakeupObjects of(Connection c, String table) throws SQLException {
@@ -28,7 +29,7 @@ record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCou
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return new WakeupObjects(flag, clears, rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3),
-                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getString(5));
+                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getBoolean(5), rs.getString(6));
             }
         }
     }

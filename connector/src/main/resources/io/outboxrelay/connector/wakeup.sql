@@ -4,7 +4,9 @@
 
 -- name: WakeupObjects
 -- Which wake-up objects the table has, and whether the session's role may use them: SELECT and UPDATE on
--- the flag (a task arms it), SELECT on the count (a waiting task reads it). Null where the object is missing.
+-- the flag (a task arms it), SELECT on the count (a waiting task reads it), and UPDATE on the count (an arming
+-- that finds the flag down counts that clear, migration V9; without it the task arms as before V9). Null where
+-- the object is missing.
 SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
        to_regclass(:clears) IS NOT NULL AS has_clears,
        CASE WHEN to_regclass(:flag) IS NOT NULL
@@ -12,12 +14,26 @@ SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
                  AND has_sequence_privilege(to_regclass(:flag), 'UPDATE') END AS may_arm,
        CASE WHEN to_regclass(:clears) IS NOT NULL
             THEN has_sequence_privilege(to_regclass(:clears), 'SELECT') END AS may_count,
+       CASE WHEN to_regclass(:clears) IS NOT NULL
+            THEN has_sequence_privilege(to_regclass(:clears), 'UPDATE')
+                 OR has_sequence_privilege(to_regclass(:clears), 'USAGE') END AS may_add_to_count,
        current_user::text AS role;
 
 -- name: ArmFlag
--- Sets the flag and returns the count of its clears as it was before: the CTE is read once, first, and the
--- setval depends on it, so a writer that takes the flag down after the arming moves the count past the
--- value returned.
+-- Sets the flag and returns the count of its clears as it is before the flag goes up: the CTE is read once,
+-- first, and the setval depends on it, so a writer that takes the flag down after the arming moves the count
+-- past the value returned. A flag found down was taken down since the last arming (or never set), and the
+-- arming counts that clear itself: a writer cancelled between taking the flag down and counting the clear
+-- left it uncounted, and once the flag is up again only a moved count tells the other waiting tasks
+-- (docs/wakeup.md, "A clear that was never counted"). Any other clear was counted already, so the extra count
+-- wakes no task that was not woken: every token read before it is older than that clear.
+WITH before AS MATERIALIZED (
+  SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1 THEN nextval(:clears::regclass)
+              ELSE COALESCE(pg_sequence_last_value(:clears::regclass), 0) END AS clears)
+SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
+
+-- name: ArmFlagWithoutCounting
+-- A role that may only read the count (a table before migration V9): the flag set, the count as it was.
 WITH before AS MATERIALIZED (SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0) AS clears)
 SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
 
@@ -28,7 +44,8 @@ SELECT 0::bigint, setval(:flag::regclass, 1, true);
 -- name: CountClears
 -- How often a writer has taken the flag down so far, and whether it is down now: a writer interrupted
 -- between its two sequence calls (a statement timeout, a cancel) takes the flag down without counting it,
--- and a quiet task's flag is down only when a writer took it down.
+-- and a quiet task's flag is down only when a writer took it down (until a task arms it again: ArmFlag
+-- counts that clear then).
 SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0),
        pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1;
 

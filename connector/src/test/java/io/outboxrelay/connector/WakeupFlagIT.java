@@ -354,6 +354,57 @@ class WakeupFlagIT {
     }
 
     /**
+     * The uncounted clear with two waiting tasks: another task finds the flag down and arms it again before this
+     * one looks (looks come every 250 ms, at each task's own time). The flag then reads armed and the count is
+     * where this task left it, so its look saw nothing, and rows committed meanwhile in its share (the writers read
+     * the flag down: no NOTIFY) waited for the sweep. The arming that finds the flag down counts that clear itself.
+     */
+    @Test
+    void anArmingThatFindsTheFlagDownCountsTheClearSoOtherWaitingTasksSeeIt() throws Exception {
+        WakeupFlag waiting = wakeupFlag();
+        long token = waiting.arm();
+        db.execute("SELECT setval('events_wakeup', 0, true)"); // the clear, and no count after it
+        WakeupFlag other = wakeupFlag();
+        long othersToken = other.arm(); // another task of the table saw the flag down and waits again
+        assertThat(flag()).isEqualTo(1);
+        assertThat(waiting.clearedSince(token)).as("the task that waited before the clear sees it").isTrue();
+        assertThat(other.clearedSince(othersToken)).as("the arming's own count does not wake the task that armed")
+            .isFalse();
+    }
+
+    /** The control: an arming that finds the flag up (another task waits already) counts nothing, wakes nobody. */
+    @Test
+    void anArmingThatFindsTheFlagUpCountsNothing() throws Exception {
+        WakeupFlag waiting = wakeupFlag();
+        long token = waiting.arm();
+        wakeupFlag().arm();
+        assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)")).isEqualTo(token);
+        assertThat(waiting.clearedSince(token)).isFalse();
+    }
+
+    /**
+     * A role that may read the count but not update it (an outbox made before migration V9) arms as before: it
+     * neither fails nor counts, and the flag alone tells its own look of an uncounted clear.
+     */
+    @Test
+    void aRoleWithoutTheCountsUpdateArmsAsBeforeV9() throws Exception {
+        String role = "wakeup_v8_" + System.nanoTime();
+        db.execute("CREATE ROLE " + role + " LOGIN IN ROLE outbox_relay;"
+            + " REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
+        try (HikariDataSource asRole = new TestDatabase(db.name(), db.jdbcUrl(), role, db.password()).pool(role, 1)) {
+            WakeupFlag wakeup = WakeupFlag.of(asRole, "events");
+            long token = wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
+            assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+                .as("found down (the test's reset), not counted: the role may not").isEqualTo(token);
+            db.execute("SELECT setval('events_wakeup', 0, true)");
+            assertThat(wakeup.clearedSince(token)).isTrue();
+        } finally {
+            db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay; DROP ROLE " + role);
+        }
+    }
+
+    /**
      * A snapshot lists no transaction at or above its xmax, and while nothing later has ended, the newest
      * writer is there: in progress, yet not listed. Here the flag is an unlogged sequence, so the arming takes
      * no transaction id that would push xmax past the writer (a logged setval does, which hid this). The
