@@ -30,7 +30,7 @@ final class ClaimPacer {
 
     /** The wake-up flag as the pacer uses it ({@link WakeupFlag} in PostgreSQL). */
     interface Flag {
-        /** Arms the flag; returns the count of its clears before the arming (0 without a count). */
+        /** Arms the flag; returns the count of its clears as the arming leaves it (0 without a count). */
         long arm() throws SQLException;
 
         /** Whether a writer took the flag down since the arming that returned {@code token}. */

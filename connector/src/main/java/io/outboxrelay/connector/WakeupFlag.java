@@ -24,15 +24,12 @@ final class WakeupFlag implements ClaimPacer.Flag {
     private final String clears;
     /** False on a table without migration V4: a look then reads the flag itself. */
     private final boolean counted;
-    /** The arming's statement: it counts a clear it finds uncounted where the role may (migration V9). */
-    private final String arming;
 
-    private WakeupFlag(DataSource dataSource, WakeupObjects objects) {
+    private WakeupFlag(DataSource dataSource, String flag, String clears, boolean counted) {
         this.dataSource = dataSource;
-        this.flag = objects.flag();
-        this.clears = objects.clears();
-        this.counted = objects.hasCount();
-        this.arming = !counted ? "ArmFlagWithoutCount" : objects.mayAddToCount() ? "ArmFlag" : "ArmFlagWithoutCounting";
+        this.flag = flag;
+        this.clears = clears;
+        this.counted = counted;
     }
 
     /**
@@ -53,18 +50,20 @@ final class WakeupFlag implements ClaimPacer.Flag {
             log.info("Role {} may read but not update {} (the outbox predates migration V9): a wake-up flag that a"
                 + " writer took down without counting it (a cancelled insert) and another task armed again leaves rows"
                 + " of this task's share to the sweep; GRANT SELECT, UPDATE ON SEQUENCE {} TO outbox_relay"
-                + " (schemas/sql/outbox.sql does) closes that", objects.role(), objects.clears(), objects.clears());
+                + " (schemas/sql/outbox.sql does) closes that, no restart needed", objects.role(), objects.clears(),
+                objects.clears());
         }
-        return objects.hasFlag() ? new WakeupFlag(dataSource, objects) : null;
+        return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
+            : null;
     }
 
     /**
-     * A task arms the flag: the count of its clears as the flag goes up (a flag found down counted as a clear first,
-     * migration V9), 0 on a table without the count.
+     * A task arms the flag: the count of its clears as the flag goes up (a flag found down counted as a clear first
+     * where the role may, migration V9), 0 on a table without the count.
      */
     @Override
     public long arm() throws SQLException {
-        return query(arming, rs -> rs.getLong(1));
+        return query(counted ? "ArmFlag" : "ArmFlagWithoutCount", rs -> rs.getLong(1));
     }
 
     /** Whether a writer took the flag down since the arming that returned {@code token}. */

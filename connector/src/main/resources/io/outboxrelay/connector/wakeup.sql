@@ -5,8 +5,8 @@
 -- name: WakeupObjects
 -- Which wake-up objects the table has, and whether the session's role may use them: SELECT and UPDATE on
 -- the flag (a task arms it), SELECT on the count (a waiting task reads it), and UPDATE on the count (an arming
--- that finds the flag down counts that clear, migration V9; without it the task arms as before V9). Null where
--- the object is missing.
+-- that finds the flag down counts that clear, migration V9; without it the task arms as before V9, and says so).
+-- Null where the object is missing.
 SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
        to_regclass(:clears) IS NOT NULL AS has_clears,
        CASE WHEN to_regclass(:flag) IS NOT NULL
@@ -22,19 +22,18 @@ SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
 -- name: ArmFlag
 -- Sets the flag and returns the count of its clears as it is before the flag goes up: the CTE is read once,
 -- first, and the setval depends on it, so a writer that takes the flag down after the arming moves the count
--- past the value returned. A flag found down was taken down since the last arming (or never set), and the
--- arming counts that clear itself: a writer cancelled between taking the flag down and counting the clear
--- left it uncounted, and once the flag is up again only a moved count tells the other waiting tasks
--- (docs/wakeup.md, "A clear that was never counted"). Any other clear was counted already, so the extra count
--- wakes no task that was not woken: every token read before it is older than that clear.
+-- past the value returned. A flag found down was taken down since the last arming (or never set), and where
+-- the role may (migration V9) the arming counts that clear itself: a writer cancelled between taking the flag
+-- down and counting the clear left it uncounted, and once the flag is up again only a moved count tells the
+-- other waiting tasks (docs/wakeup.md, "A clear that was never counted"). A writer counts its clear before
+-- its transaction ends, so a task that waits since before it is woken by that count already; the arming's own
+-- count wakes only an arming that raced it, once. Without the grant (or once it is revoked) the arming counts
+-- nothing, as before V9.
 WITH before AS MATERIALIZED (
-  SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1 THEN nextval(:clears::regclass)
+  SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1
+                   AND has_sequence_privilege(:clears::regclass, 'UPDATE, USAGE')
+              THEN nextval(:clears::regclass)
               ELSE COALESCE(pg_sequence_last_value(:clears::regclass), 0) END AS clears)
-SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
-
--- name: ArmFlagWithoutCounting
--- A role that may only read the count (a table before migration V9): the flag set, the count as it was.
-WITH before AS MATERIALIZED (SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0) AS clears)
 SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
 
 -- name: ArmFlagWithoutCount

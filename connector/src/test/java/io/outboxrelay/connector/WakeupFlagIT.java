@@ -383,24 +383,29 @@ class WakeupFlagIT {
     }
 
     /**
-     * A role that may read the count but not update it (an outbox made before migration V9) arms as before: it
-     * neither fails nor counts, and the flag alone tells its own look of an uncounted clear.
+     * A role that may read the count but not update it (an outbox made before migration V9, or the grant revoked
+     * while the task runs) arms as before V9: it neither fails nor counts, and the flag alone tells its own look of an
+     * uncounted clear. The grant given back counts again at the next arming, without a restart.
      */
     @Test
-    void aRoleWithoutTheCountsUpdateArmsAsBeforeV9() throws Exception {
+    void aRoleThatMayNotAddToTheCountArmsWithoutCountingAndCountsOnceItMay() throws Exception {
         String role = "wakeup_v8_" + System.nanoTime();
-        db.execute("CREATE ROLE " + role + " LOGIN IN ROLE outbox_relay;"
-            + " REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
+        db.execute("CREATE ROLE " + role + " LOGIN IN ROLE outbox_relay");
         try (HikariDataSource asRole = new TestDatabase(db.name(), db.jdbcUrl(), role, db.password()).pool(role, 1)) {
             WakeupFlag wakeup = WakeupFlag.of(asRole, "events");
+            db.execute("REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
             long token = wakeup.arm();
             assertThat(flag()).isEqualTo(1);
             assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
                 .as("found down (the test's reset), not counted: the role may not").isEqualTo(token);
             db.execute("SELECT setval('events_wakeup', 0, true)");
             assertThat(wakeup.clearedSince(token)).isTrue();
+
+            db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
+            assertThat(wakeup.arm()).as("found down again, and counted now").isEqualTo(token + 1);
         } finally {
-            db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay; DROP ROLE " + role);
+            db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
+            db.execute("DROP ROLE " + role);
         }
     }
 
