@@ -15,8 +15,7 @@ SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
        CASE WHEN to_regclass(:clears) IS NOT NULL
             THEN has_sequence_privilege(to_regclass(:clears), 'SELECT') END AS may_count,
        CASE WHEN to_regclass(:clears) IS NOT NULL
-            THEN has_sequence_privilege(to_regclass(:clears), 'UPDATE')
-                 OR has_sequence_privilege(to_regclass(:clears), 'USAGE') END AS may_add_to_count,
+            THEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE') END AS may_add_to_count,
        current_user::text AS role;
 
 -- name: ArmFlag

@@ -50,6 +50,11 @@ class WakeupFlagIT {
         return db.queryLong("SELECT last_value FROM events_wakeup");
     }
 
+    /** The count of the flag's clears as a look reads it (0 before the first). */
+    private static long clears() {
+        return db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)");
+    }
+
     /** A session that LISTENs on the relay's channel, as a relay task does. */
     private static Connection listener() throws SQLException {
         Connection c = db.connect();
@@ -348,7 +353,7 @@ class WakeupFlagIT {
         WakeupFlag wakeup = wakeupFlag();
         long token = wakeup.arm();
         db.execute("SELECT setval('events_wakeup', 0, true)"); // the clear, and no count after it
-        assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+        assertThat(clears())
             .as("the negative control: the count did not move").isEqualTo(token);
         assertThat(wakeup.clearedSince(token)).isTrue();
     }
@@ -378,7 +383,7 @@ class WakeupFlagIT {
         WakeupFlag waiting = wakeupFlag();
         long token = waiting.arm();
         wakeupFlag().arm();
-        assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)")).isEqualTo(token);
+        assertThat(clears()).isEqualTo(token);
         assertThat(waiting.clearedSince(token)).isFalse();
     }
 
@@ -396,7 +401,7 @@ class WakeupFlagIT {
             db.execute("REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
             long token = wakeup.arm();
             assertThat(flag()).isEqualTo(1);
-            assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+            assertThat(clears())
                 .as("found down (the test's reset), not counted: the role may not").isEqualTo(token);
             db.execute("SELECT setval('events_wakeup', 0, true)");
             assertThat(wakeup.clearedSince(token)).isTrue();
