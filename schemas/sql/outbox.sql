@@ -26,7 +26,7 @@
 --   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads, and counts a
 --                          clear in when it finds the flag down as it arms it, V9)
 --   events_notify()        the trigger function, attached as events_notify_insert with the channel; called
---                          only while the flag reads 1 (V8)
+--                          only while the flag does not read 0 (V8)
 --   events_requeue(seq)    puts one poisoned row back in line
 --   events_requeue_matching(type_pattern, poisoned_from, poisoned_to)  the same in bulk
 --   events_pending         view: rows still to fan out, with age and attempts
