@@ -3,6 +3,7 @@ package io.outboxrelay.connector.faults;
 import static io.outboxrelay.connector.faults.FaultScenarios.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.connector.CommittedOffsets;
 import io.outboxrelay.connector.faults.OutboxLedger.Subscription;
 import io.outboxrelay.connector.integration.TestConnect;
 import io.outboxrelay.postgres.LocalPostgres;
@@ -113,14 +114,8 @@ class DatabaseGoneBetweenAckAndStampIT {
         window.lock.close();
         // the task that saw the acks goes away while the database is down: only the database can tell
         // the new one what is left, and it says "leased, not stamped"
-        String owner = connector + "-0";
         try (LogCapture logs = LogCapture.start()) {
-            TestConnect.cluster().restartTask(connector, 0);
-            FaultScenarios.awaitOrDescribe(Duration.ofSeconds(120),
-                () -> logs.text().contains("Outbox relay task " + owner + " stopped")
-                    && logs.text().contains("Outbox relay task " + owner + " started"),
-                () -> "the task did not stop and start again while the database was down; relay log:\n"
-                    + relayLines(logs.text()));
+            restartTheTaskAndAwaitIt(logs);
             assertThat(logs.text()).contains("Could not stamp the acknowledged rows on stop");
         } finally {
             ownServer.start();
@@ -139,6 +134,64 @@ class DatabaseGoneBetweenAckAndStampIT {
         assertThat(db.queryLong("SELECT min(attempts) FROM events")).isEqualTo(2);
         assertThat(tookMs).as("the restarted task took back its predecessor's leases once the database was back,"
             + " instead of waiting for them to expire").isLessThan(leaseMs / 4);
+    }
+
+    /**
+     * The same window under the default {@code errors.tolerance=none}, once the worker committed the source offsets
+     * of the acknowledged records (the old task's poll returns when its stamp fails with the server gone): they name
+     * every held row, and the task restarted while the server is down stamps them once it is back without producing
+     * them again. The control is the scenario above, whose offsets name nothing: there every held row is produced
+     * again.
+     */
+    @Test
+    void rowsTheCommittedOffsetsNameAreStampedByTheRestartedTaskWithoutBeingProducedAgain() throws Exception {
+        TestDatabase db = FaultScenarios.createDatabase(ownServer, "faults_ack_stamp_named");
+        long leaseMs = 60_000; // the default: stamped because the offsets name the rows, not because a lease ran out
+        Window window = openWindow(db, "faults-ack-stamp-named", leaseMs, Map.of());
+        ownServer.stopImmediately();
+        window.lock.close();
+        long tookMs;
+        try (LogCapture logs = LogCapture.start()) {
+            try {
+                FaultScenarios.awaitOrDescribe(Duration.ofSeconds(30), () -> rowsNamed(connector) == ROWS,
+                    () -> "the committed offsets do not name the " + ROWS + " held rows: "
+                        + TestConnect.cluster().connectorOffsets(connector).offsets());
+                restartTheTaskAndAwaitIt(logs);
+            } finally {
+                ownServer.start();
+            }
+            long back = System.nanoTime();
+            FaultScenarios.awaitOrDescribe(Duration.ofSeconds(150), () -> OutboxLedger.backlog(db) == 0,
+                () -> "not drained: " + OutboxLedger.state(db));
+            tookMs = (System.nanoTime() - back) / 1_000_000;
+            assertThat(logs.text()).contains("named " + ROWS + " row(s): " + ROWS
+                + " of this task's share stamped now without producing them again");
+        }
+        log("scenario 8d: the held rows, named by committed offsets, were stamped %d ms after the database came back",
+            tookMs);
+        DeliveryChecker.Reports reports = FaultScenarios.logged("scenario 8d (offsets name the acknowledged rows)",
+            OutboxLedger.check(db, window.bootstrap, window.subscriptions));
+        reports.assertNothingLost();
+        assertThat(reports.duplicates()).as("no held row produced again").isZero();
+        assertThat(db.queryLong("SELECT max(attempts) FROM events")).isEqualTo(1);
+        assertThat(tookMs).isLessThan(leaseMs / 4);
+    }
+
+    /** Restarts task 0 and waits until it stopped and started again (while the database is down, here). */
+    private void restartTheTaskAndAwaitIt(LogCapture logs) {
+        String owner = connector + "-0";
+        TestConnect.cluster().restartTask(connector, 0);
+        FaultScenarios.awaitOrDescribe(Duration.ofSeconds(120),
+            () -> logs.text().contains("Outbox relay task " + owner + " stopped")
+                && logs.text().contains("Outbox relay task " + owner + " started"),
+            () -> "the task did not stop and start again while the database was down; relay log:\n"
+                + relayLines(logs.text()));
+    }
+
+    /** Rows the connector's committed source offsets name, over all its slots. */
+    private static int rowsNamed(String connector) {
+        return TestConnect.cluster().connectorOffsets(connector).offsets().stream()
+            .mapToInt(o -> CommittedOffsets.rowsNamed(o.offset())).sum();
     }
 
     /** The held window: records acknowledged, stamp waiting on the test's advisory lock. */
