@@ -58,7 +58,7 @@ class WakeupRaceIT {
         cfg.put("outbox.sweep.interval.ms", "600000");
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
         await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1
-            && db.queryLong("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            && db.queryLong("SELECT count(DISTINCT application_name) FROM pg_stat_activity WHERE datname = current_database()"
                 + " AND starts_with(application_name, 'outbox-relay:')"
                 + " AND query LIKE 'SELECT COALESCE(pg_sequence_last_value(%'") == tasks); // CountClears, not ArmFlag
         return db;
