@@ -122,8 +122,7 @@ class DatabaseGoneBetweenAckAndStampIT {
             ownServer.start();
         }
         long back = System.nanoTime();
-        FaultScenarios.awaitOrDescribe(Duration.ofSeconds(150), () -> OutboxLedger.backlog(db) == 0,
-            () -> "not drained: " + OutboxLedger.state(db));
+        FaultScenarios.awaitDrained(db, Duration.ofSeconds(150));
         long tookMs = (System.nanoTime() - back) / 1_000_000;
         log("scenario 8c: the held rows were stamped %d ms after the database came back (lease %d ms)", tookMs, leaseMs);
         DeliveryChecker.Reports reports = FaultScenarios.logged("scenario 8c (task restarted while the server was down)",
@@ -165,8 +164,7 @@ class DatabaseGoneBetweenAckAndStampIT {
                 ownServer.start();
             }
             long back = System.nanoTime();
-            FaultScenarios.awaitOrDescribe(Duration.ofSeconds(150), () -> OutboxLedger.backlog(db) == 0,
-                () -> "not drained: " + OutboxLedger.state(db));
+            FaultScenarios.awaitDrained(db, Duration.ofSeconds(150));
             tookMs = (System.nanoTime() - back) / 1_000_000;
         }
         log("scenario 8d: the held rows, named by committed offsets, were stamped %d ms after the database came back",
