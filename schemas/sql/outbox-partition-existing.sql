@@ -37,6 +37,12 @@ BEGIN
   EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', n || '_notify_insert', tbl);
   EXECUTE format('ALTER TABLE %s DROP CONSTRAINT IF EXISTS %I, DROP CONSTRAINT IF EXISTS %I', tbl, n || '_id_key',
     n || '_pkey');
+  -- the claim's index of V10 (seq, then the subject's hash) becomes the old table's part of the new one as it is
+  -- attached; one from before V10 (seq alone) does not match it, so ATTACH builds that part and this one goes
+  IF (SELECT i.indnkeyatts FROM pg_index i WHERE i.indexrelid = to_regclass(format('%I.%I', s, n || '_unfanned_idx')))
+     = 1 THEN
+    EXECUTE format('DROP INDEX %I.%I', s, n || '_unfanned_idx');
+  END IF;
   EXECUTE format('ALTER INDEX IF EXISTS %I.%I RENAME TO %I', s, n || '_unfanned_idx', n || '_legacy_unfanned_idx');
   EXECUTE format('ALTER INDEX IF EXISTS %I.%I RENAME TO %I', s, n || '_poisoned_idx', n || '_legacy_poisoned_idx');
   EXECUTE format('ALTER TABLE %s RENAME TO %I', tbl, n || '_legacy');

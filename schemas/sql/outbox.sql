@@ -7,10 +7,11 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The nine blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The ten blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
 -- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql,
--- V7__outbox_subject_order.sql, V8__outbox_wakeup_when.sql and V9__outbox_wakeup_count_grant.sql, which
+-- V7__outbox_subject_order.sql, V8__outbox_wakeup_when.sql, V9__outbox_wakeup_count_grant.sql and
+-- V10__outbox_claim_share_index.sql, which
 -- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -20,8 +21,9 @@
 --   poisoned (poisoned_at + last_error; left out of every claim until <table>_requeue(seq))
 --
 -- Objects, for table events in schema public (the defaults):
---   events                 the outbox, with its partial indexes events_unfanned_idx, events_poisoned_idx and
---                          events_subject_pending_idx (outbox.ordering=strict reads it)
+--   events                 the outbox, with its partial indexes events_unfanned_idx (the claim's: seq, then the
+--                          subject's hash, V10), events_poisoned_idx and events_subject_pending_idx
+--                          (outbox.ordering=strict reads it)
 --   events_wakeup          the wake-up flag the relay arms (a sequence; every role may read it, V8)
 --   events_wakeup_clears   how often a writer took the flag down (a sequence the relay reads, and counts a
 --                          clear in when it finds the flag down as it arms it, V9)
@@ -678,5 +680,30 @@ BEGIN
       USING HINT = 'apply migration V4 first, or re-run schemas/sql/outbox.sql';
   END IF;
   EXECUTE format('GRANT SELECT, UPDATE ON SEQUENCE %s TO outbox_relay', clears);
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  c_subject text := COALESCE(NULLIF(current_setting('outbox_relay.column_subject', true), ''), 'subject');
+  claim_index regclass;
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  claim_index := to_regclass(format('%I.%I', s, n || '_unfanned_idx'));
+  IF claim_index IS NOT NULL AND (SELECT indnkeyatts FROM pg_index WHERE indexrelid = claim_index) > 1 THEN
+    RETURN; -- this migration ran before
+  END IF;
+  -- The same expression as the claim's share (SubjectShare): the hash moved to [0, 2^32).
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (seq, (hashtext(%I::text)::bigint + 2147483648))'
+    || ' WHERE fanned_out_at IS NULL AND poisoned_at IS NULL', n || '_unfanned_v10_idx', s, n, c_subject);
+  EXECUTE format('DROP INDEX IF EXISTS %I.%I', s, n || '_unfanned_idx');
+  EXECUTE format('ALTER INDEX %I.%I RENAME TO %I', s, n || '_unfanned_v10_idx', n || '_unfanned_idx');
 END;
 $outbox$;

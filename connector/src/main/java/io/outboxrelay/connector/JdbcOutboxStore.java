@@ -58,8 +58,7 @@ final class JdbcOutboxStore implements OutboxStore {
     private final String quotedTable;
     private final String taskOwner;
     private final String owner;
-    private final int taskCount;
-    private final int taskIndex;
+    private final SubjectShare share;
     private final long leaseMs;
     private final String fannedChannel;
     private final SharedTableGuard tableShare;
@@ -115,8 +114,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.quotedTable = quotedTable;
         this.taskOwner = taskOwner;
         this.owner = taskOwner + "#" + incarnation;
-        this.taskCount = taskCount;
-        this.taskIndex = taskIndex;
+        this.share = SubjectShare.of(taskIndex, taskCount);
         this.leaseMs = leaseMs;
         this.fannedChannel = fannedChannel;
         this.tableShare = tableShare;
@@ -251,8 +249,8 @@ final class JdbcOutboxStore implements OutboxStore {
                 passSql.set(ps, "takeover_until", takeoverUntil);
                 passSql.set(ps, "owner", owner);
                 passSql.set(ps, "task", taskOwner);
-                passSql.set(ps, "task_count", taskCount);
-                passSql.set(ps, "task_index", taskIndex);
+                passSql.set(ps, "share_low", share.low());
+                passSql.set(ps, "share_high", share.high());
                 int asked = pass.limit() == 0 ? 0 : nextClaimAsksFor(pass.limit());
                 passSql.set(ps, "limit", asked);
                 passSql.set(ps, "lease_ms", leaseMs);
@@ -402,8 +400,8 @@ final class JdbcOutboxStore implements OutboxStore {
                 try (PreparedStatement ps = c.prepareStatement(recoverableSql.sql())) {
                     recoverableSql.set(ps, "seqs", c.createArrayOf("bigint", Arrays.stream(seqs).boxed().toArray()));
                     recoverableSql.set(ps, "owner", owner);
-                    recoverableSql.set(ps, "task_count", taskCount);
-                    recoverableSql.set(ps, "task_index", taskIndex);
+                    recoverableSql.set(ps, "share_low", share.low());
+                    recoverableSql.set(ps, "share_high", share.high());
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             if (rs.getBoolean(5)) {

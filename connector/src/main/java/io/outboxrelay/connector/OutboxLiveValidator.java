@@ -97,7 +97,7 @@ final class OutboxLiveValidator {
             if (config.listenEnabled()) {
                 checkNotifyTrigger(c, result, quoted);
             }
-            checkClaimIndexAndFillfactor(c, result, quoted);
+            checkClaimIndexAndFillfactor(c, result, quoted, config.columns().byField().get("subject"));
             if (config.strictOrdering()) {
                 StrictOrderIndexCheck.check(c, result, quoted, config.columns().byField().get("subject"),
                     CLAIM_PREDICATE, OutboxLiveValidator::conjuncts);
@@ -195,26 +195,38 @@ final class OutboxLiveValidator {
 
     /**
      * The claim reads {@code fanned_out_at IS NULL AND poisoned_at IS NULL} in seq order: without a partial
-     * index on seq with that predicate each claim reads the whole table (an error). A fillfactor of 100
-     * makes the lease UPDATEs non-HOT, which only slows claims (a warning).
+     * index on seq with that predicate each claim reads the whole table (an error). One without the subject's
+     * hash after seq (before migration V10) makes each task's claim read the other tasks' rows from the table, and
+     * a fillfactor of 100 makes the lease UPDATEs non-HOT; both only slow claims (warnings).
      */
-    private void checkClaimIndexAndFillfactor(Connection c, Config result, String quoted) throws SQLException {
+    private void checkClaimIndexAndFillfactor(Connection c, Config result, String quoted, String subjectColumn)
+        throws SQLException {
         boolean indexed = false;
+        boolean hashed = false;
         try (PreparedStatement ps = prepare(c, "PartialSeqIndexPredicates", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next() && !indexed) {
-                    indexed = CLAIM_PREDICATE.equals(conjuncts(rs.getString(1)));
+                while (rs.next()) {
+                    if (CLAIM_PREDICATE.equals(conjuncts(rs.getString(1)))) {
+                        indexed = true;
+                        hashed |= rs.getInt(2) > 1;
+                    }
                 }
             }
         }
         try (PreparedStatement ps = prepare(c, "ClaimIndexNameAndFillfactor", quoted)) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
+                String create = "CREATE INDEX CONCURRENTLY " + rs.getString(1) + " ON " + quoted + " (seq, (hashtext("
+                    + Identifiers.quote(subjectColumn) + "::text)::bigint + 2147483648)) WHERE fanned_out_at IS NULL"
+                    + " AND poisoned_at IS NULL;";
                 if (!indexed) {
                     error(result, OutboxSourceConnectorConfig.TABLE, "table " + quoted + " has no partial index for"
-                        + " the relay's claim, so every claim reads the whole table: CREATE INDEX CONCURRENTLY "
-                        + rs.getString(1) + " ON " + quoted + " (seq) WHERE fanned_out_at IS NULL AND poisoned_at"
-                        + " IS NULL;");
+                        + " the relay's claim, so every claim reads the whole table: " + create);
+                } else if (!hashed) {
+                    log.warn("The claim's index on table {} has no subject hash after seq: with more than one relay"
+                        + " task, each task's claim reads the other tasks' rows from the table. Apply migration V10"
+                        + " (schemas/migrations/flyway/V10__outbox_claim_share_index.sql; re-running"
+                        + " schemas/sql/outbox.sql applies it)", quoted);
                 }
                 String fillfactor = rs.getString(2);
                 if (fillfactor == null || fillfactor.equals("100")) {

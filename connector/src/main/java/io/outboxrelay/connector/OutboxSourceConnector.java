@@ -48,8 +48,8 @@ public class OutboxSourceConnector extends SourceConnector {
     }
 
     /**
-     * One config per relay task, each owning a share of subjects ({@code hashtext(subject)} modulo the
-     * relay task count); with mention recovery on, the last task is the companion task.
+     * One config per relay task, each owning a share of subjects (a range of their hash, {@link SubjectShare});
+     * with mention recovery on, the last task is the companion task.
      */
     @Override
     public List<Map<String, String>> taskConfigs(int maxTasks) {

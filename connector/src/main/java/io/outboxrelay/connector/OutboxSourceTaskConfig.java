@@ -29,7 +29,7 @@ final class OutboxSourceTaskConfig extends AbstractConfig {
         .defineInternal(TASK_KIND, Type.STRING, KIND_RELAY, ValidString.in(KIND_RELAY, KIND_MENTIONS),
             Importance.LOW, "Which task this is: a relay task, or the mention-recovery companion task.")
         .defineInternal(RELAY_TASK_INDEX, Type.INT, 0, Range.atLeast(0), Importance.LOW,
-            "This relay task's share of subjects: hashtext(subject) modulo the relay task count.")
+            "This relay task's share of subjects: the range of their hash SubjectShare gives it.")
         .defineInternal(RELAY_TASK_COUNT, Type.INT, 1, Range.atLeast(1), Importance.LOW,
             "How many relay tasks share the table's subjects.");
 

@@ -32,7 +32,9 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- for a row another claimer stamped first is still true).
 --
 -- The claim: a lease-committing claim of up to :limit rows first in line (seq order) in this task's share of
--- subjects (0: none), never one of the rows this statement stamps. A row attempted before (a failed
+-- subjects (0: none), never one of the rows this statement stamps. The share is a range of the subject's hash
+-- (SubjectShare), the second key of the claim's index (migration V10): the index scan passes over the other
+-- shares' rows without reading them from the table. A row attempted before (a failed
 -- delivery, a crashed or killed task, a lost claim result) is claimed alone when it is first in line, and
 -- otherwise ends the batch before it: a bad row is retried alone and never holds back or poisons its batch
 -- neighbours, and a subject's rows still go out in seq order. Rows an earlier incarnation of this task
@@ -85,7 +87,7 @@ c AS (
               AND (lease_owner = :task
                    OR (starts_with(lease_owner, :task || '#') AND substr(lease_owner, length(:task) + 2) ~ '^[0-9a-f]+$'))))
      AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-     AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
+     AND hashtext({col.subject}::text)::bigint + 2147483648 BETWEEN :share_low::bigint AND :share_high::bigint
      AND NOT (seq = ANY(:stamp_seqs::bigint[]))
      /*strict_order*/
    ORDER BY seq
@@ -199,7 +201,7 @@ SELECT seq, {col.type}, {col.id}::text, fanned_out_at IS NOT NULL,
        (lease_owner = :owner AND fanned_out_at IS NULL AND poisoned_at IS NULL)
   FROM {table}
  WHERE seq = ANY(:seqs::bigint[])
-   AND (:task_count::int = 1 OR mod(hashtext({col.subject}::text)::bigint + 2147483648, :task_count::int) = :task_index::int)
+   AND hashtext({col.subject}::text)::bigint + 2147483648 BETWEEN :share_low::bigint AND :share_high::bigint
  ORDER BY seq;
 
 -- name: StampRecovered

@@ -40,8 +40,9 @@ SELECT t.tgname::text, t.tgargs, p.prosrc
  ORDER BY 1;
 
 -- name: PartialSeqIndexPredicates
--- The predicate of every valid partial index whose first column is seq, for the claim's index.
-SELECT pg_get_expr(i.indpred, i.indrelid)
+-- The predicate of every valid partial index whose first column is seq, for the claim's index, and its number of
+-- keys (the claim's index of migration V10 has two: seq, then the subject's hash).
+SELECT pg_get_expr(i.indpred, i.indrelid), i.indnkeyatts
   FROM pg_index i
  WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL
    AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');

@@ -20,7 +20,7 @@ final class ClaimStatement {
     private static final Map<String, String> DEFAULTS = Map.ofEntries(Map.entry("stamp_seqs", "'{}'"),
         Map.entry("stamp_fanouts", "'{}'"), Map.entry("channel", "''"), Map.entry("receipts", "'{}'"),
         Map.entry("takeover_until", "now()"), Map.entry("owner", "'plan-0#1'"), Map.entry("task", "'plan-0'"),
-        Map.entry("task_count", "1"), Map.entry("task_index", "0"), Map.entry("limit", "200"),
+        Map.entry("share_low", "0"), Map.entry("share_high", "4294967295"), Map.entry("limit", "200"),
         Map.entry("lease_ms", "60000"), Map.entry("max_attempts", "5"), Map.entry("max_record_bytes", "1000000"),
         Map.entry("max_claim_bytes", "8000000"), Map.entry("watch", "'{}'"), Map.entry("capture", "false"));
 

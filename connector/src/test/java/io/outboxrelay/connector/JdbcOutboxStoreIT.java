@@ -13,11 +13,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -291,9 +294,74 @@ class JdbcOutboxStoreIT {
         OutboxStore.Recovered r = taskOneOfTwo.stampRecovered(dead.owner(), LongStream.rangeClosed(1, 40).toArray(),
             type -> "{}");
         long inShare = db.queryLong("SELECT count(*) FROM events"
-            + " WHERE mod(hashtext(subject::text)::bigint + 2147483648, 2) = 1");
+            + " WHERE (hashtext(subject::text)::bigint + 2147483648) * 2 / 4294967296 = 1");
         assertThat(r.stamped()).isEqualTo((int) inShare).isBetween(1, 39);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL")).isEqualTo(inShare);
+    }
+
+    /**
+     * Migration V10: the claim's index holds the subject's hash after seq, and a task's share is a range of it, so the
+     * claim passes over the other shares' rows in the index. Control: with the index of before V10 (seq alone) the same
+     * claim reads every one of them from the table and filters it out there.
+     */
+    @Test
+    void aTasksClaimPassesOverTheOtherSharesRowsInTheIndexWithoutReadingThemFromTheTable() throws Exception {
+        db.insertEvents(2_000, 500, "t.a");
+        SubjectShare mine = SubjectShare.of(0, 2);
+        String inMine = "hashtext(subject::text)::bigint + 2147483648 BETWEEN " + mine.low() + " AND " + mine.high();
+        // every row of this share fanned out but its last: the other share's rows wait in line ahead of it
+        db.execute("UPDATE events SET fanned_out_at = now(), fanout = '{}' WHERE " + inMine
+            + " AND seq < (SELECT max(seq) FROM events WHERE " + inMine + ")");
+        db.execute("VACUUM ANALYZE events");
+        long ahead = db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND NOT (" + inMine + ")"
+            + " AND seq < (SELECT max(seq) FROM events WHERE " + inMine + ")");
+        assertThat(ahead).as("the other share's rows ahead").isGreaterThan(500);
+        Map<String, String> args = Map.of("share_low", Long.toString(mine.low()), "share_high",
+            Long.toString(mine.high()));
+
+        String plan = claimPlan(args);
+        assertThat(plan).containsPattern("Index Scan using events_unfanned_idx on events .*rows=1 loops=1");
+        assertThat(rowsTheClaimsScanFilteredOut(plan)).as(plan).isZero();
+
+        db.execute("DROP INDEX events_unfanned_idx; CREATE INDEX events_unfanned_idx ON events (seq)"
+            + " WHERE fanned_out_at IS NULL AND poisoned_at IS NULL");
+        try {
+            String before = claimPlan(args);
+            assertThat(rowsTheClaimsScanFilteredOut(before)).as("the control, without the hash:%n%s", before)
+                .isGreaterThanOrEqualTo(ahead);
+        } finally {
+            db.execute("DROP INDEX events_unfanned_idx; CREATE INDEX events_unfanned_idx ON events"
+                + " (seq, (hashtext(subject::text)::bigint + 2147483648)) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL");
+        }
+    }
+
+    /** EXPLAIN ANALYZE of ClaimRows as a task runs it, with {@code args} for its defaults; rolled back. */
+    private static String claimPlan(Map<String, String> args) throws SQLException {
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            st.execute(JdbcOutboxStore.SESSION_SETUP);
+            c.setAutoCommit(false);
+            ClaimStatement.prepare(st, "claim", false);
+            String plan = ClaimStatement.explain(st, "(ANALYZE, BUFFERS)", "claim", ClaimStatement.args(args));
+            c.rollback();
+            return plan;
+        }
+    }
+
+    /** The rows the claim's scan of the pending index read from the table and then filtered out. */
+    private static long rowsTheClaimsScanFilteredOut(String plan) {
+        String[] lines = plan.split("\n");
+        long removed = 0;
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].contains("Index Scan using events_unfanned_idx")) {
+                for (int j = i + 1; j < lines.length && !lines[j].contains("->"); j++) {
+                    Matcher m = Pattern.compile("Rows Removed by Filter: (\\d+)").matcher(lines[j]);
+                    if (m.find()) {
+                        removed += Long.parseLong(m.group(1));
+                    }
+                }
+            }
+        }
+        return removed;
     }
 
     /** A stop with connector boundaries: the attempt back, the lease kept, and only for this owner's rows. */

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V9 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
+ * V2 to V10 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
@@ -31,7 +31,7 @@ class SchemaMigrationsIT {
     private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
         "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V5__outbox_partitioned.sql",
         "V6__outbox_replay.sql", "V7__outbox_subject_order.sql", "V8__outbox_wakeup_when.sql",
-        "V9__outbox_wakeup_count_grant.sql");
+        "V9__outbox_wakeup_count_grant.sql", "V10__outbox_claim_share_index.sql");
     private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
     private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
         + " SET outbox_relay.notify_channel = 'app_outbox'";
@@ -89,7 +89,7 @@ class SchemaMigrationsIT {
         assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
             .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"),
                 List.of("4", "SQL"), List.of("5", "SQL"), List.of("6", "SQL"), List.of("7", "SQL"),
-                List.of("8", "SQL"), List.of("9", "SQL"));
+                List.of("8", "SQL"), List.of("9", "SQL"), List.of("10", "SQL"));
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
     }

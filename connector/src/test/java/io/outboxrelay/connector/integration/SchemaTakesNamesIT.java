@@ -48,7 +48,8 @@ class SchemaTakesNamesIT {
             + " to_regprocedure('app.events_requeue_matching(text, timestamptz, timestamptz)') IS NOT NULL"))
             .containsExactly(List.of(true, true));
         assertThat(db.query("SELECT pg_get_indexdef('app.events_unfanned_idx'::regclass)")).singleElement().asString()
-            .contains("ON app.events USING btree (seq) WHERE ((fanned_out_at IS NULL) AND (poisoned_at IS NULL))");
+            .contains("ON app.events USING btree (seq, (((hashtext(subject))::bigint + '2147483648'::bigint)))"
+                + " WHERE ((fanned_out_at IS NULL) AND (poisoned_at IS NULL))");
         assertThat(db.query("SELECT has_schema_privilege('outbox_relay', 'app', 'USAGE'),"
             + " has_table_privilege('outbox_relay', 'app.events', 'SELECT, UPDATE'),"
             + " has_sequence_privilege('outbox_relay', 'app.events_wakeup', 'SELECT, UPDATE'),"

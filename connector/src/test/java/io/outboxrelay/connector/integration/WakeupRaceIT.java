@@ -115,7 +115,7 @@ class WakeupRaceIT {
             }
             writer.commit(); // the flag read 0: no NOTIFY
         }
-        assertThat(db.queryLong("SELECT count(DISTINCT mod(hashtext(subject)::bigint + 2147483648, 2)) FROM events"
+        assertThat(db.queryLong("SELECT count(DISTINCT (hashtext(subject)::bigint + 2147483648) * 2 / 4294967296) FROM events"
             + " WHERE subject LIKE 'after-%'")).as("the rows fall in both tasks' shares (the claim's hash)").isEqualTo(2);
         await().atMost(Duration.ofSeconds(10)).until(() ->
             db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == subjects.size());
