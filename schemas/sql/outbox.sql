@@ -692,6 +692,7 @@ DECLARE
   n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
   c_subject text := COALESCE(NULLIF(current_setting('outbox_relay.column_subject', true), ''), 'subject');
   claim_index regclass;
+  built regclass;
 BEGIN
   IF s IS NULL OR s = '' OR n = '' THEN
     RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
@@ -699,6 +700,13 @@ BEGIN
   claim_index := to_regclass(format('%I.%I', s, n || '_unfanned_idx'));
   IF claim_index IS NOT NULL AND (SELECT indnkeyatts FROM pg_index WHERE indexrelid = claim_index) > 1 THEN
     RETURN; -- this migration ran before
+  END IF;
+  built := to_regclass(format('%I.%I', s, n || '_unfanned_v10_idx'));
+  IF built IS NOT NULL AND NOT (SELECT indisvalid FROM pg_index WHERE indexrelid = built) THEN
+    RAISE EXCEPTION 'index %.% is invalid (a CREATE INDEX CONCURRENTLY that failed or is still running)', s,
+      n || '_unfanned_v10_idx'
+      USING HINT = format('DROP INDEX CONCURRENTLY %I.%I; then build it again, or let this migration build it', s,
+        n || '_unfanned_v10_idx');
   END IF;
   -- The same expression as the claim's share (SubjectShare): the hash moved to [0, 2^32).
   EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (seq, (hashtext(%I::text)::bigint + 2147483648))'

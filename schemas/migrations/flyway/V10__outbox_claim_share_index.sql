@@ -1,6 +1,6 @@
 -- Outbox Relay migration V10: the claim's index <table>_unfanned_idx holds each row's subject hash after seq, so a
 -- relay task's claim passes over the other tasks' rows in the index instead of reading each of them from the
--- table to learn its subject. A task owns a range of that hash (docs/scaling.md); with more than one relay task,
+-- table to learn its subject. A task owns a range of that hash (README, "Configuration"); with more than one relay task,
 -- every claim read the other shares' rows ahead of its own: a drain on two tasks cost the database 1.4-1.9x the
 -- work a row of one task, and about 4x while the other share waited unclaimed (bench/TUNING.md). A relay of any
 -- version works with either index; the relay from this version on claims through it.
@@ -12,7 +12,10 @@
 -- CREATE INDEX blocks inserts while it reads the table: on a large live plain table, first run by hand
 --   CREATE INDEX CONCURRENTLY events_unfanned_v10_idx ON events (seq, (hashtext(subject::text)::bigint + 2147483648))
 --     WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
--- and this migration then finds it, drops the old index and gives the new one its name. It needs V1.
+-- and this migration then finds it (refusing it while it is invalid), drops the old index and gives the new one its
+-- name. The DROP takes an exclusive lock on the table for a moment: on a busy outbox set lock_timeout and retry.
+-- A partitioned outbox cannot build an index CONCURRENTLY on its parent: build the parent's with CREATE INDEX ON
+-- ONLY, one CONCURRENTLY on each partition, and ALTER INDEX ... ATTACH PARTITION each (docs/upgrading.md). It needs V1.
 -- schemas/sql/outbox.sql runs it after V1 to V9.
 
 DO $outbox$
@@ -24,6 +27,7 @@ DECLARE
   n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
   c_subject text := COALESCE(NULLIF(current_setting('outbox_relay.column_subject', true), ''), 'subject');
   claim_index regclass;
+  built regclass;
 BEGIN
   IF s IS NULL OR s = '' OR n = '' THEN
     RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
@@ -31,6 +35,13 @@ BEGIN
   claim_index := to_regclass(format('%I.%I', s, n || '_unfanned_idx'));
   IF claim_index IS NOT NULL AND (SELECT indnkeyatts FROM pg_index WHERE indexrelid = claim_index) > 1 THEN
     RETURN; -- this migration ran before
+  END IF;
+  built := to_regclass(format('%I.%I', s, n || '_unfanned_v10_idx'));
+  IF built IS NOT NULL AND NOT (SELECT indisvalid FROM pg_index WHERE indexrelid = built) THEN
+    RAISE EXCEPTION 'index %.% is invalid (a CREATE INDEX CONCURRENTLY that failed or is still running)', s,
+      n || '_unfanned_v10_idx'
+      USING HINT = format('DROP INDEX CONCURRENTLY %I.%I; then build it again, or let this migration build it', s,
+        n || '_unfanned_v10_idx');
   END IF;
   -- The same expression as the claim's share (SubjectShare): the hash moved to [0, 2^32).
   EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I (seq, (hashtext(%I::text)::bigint + 2147483648))'

@@ -208,7 +208,7 @@ final class OutboxLiveValidator {
                 while (rs.next()) {
                     if (CLAIM_PREDICATE.equals(conjuncts(rs.getString(1)))) {
                         indexed = true;
-                        hashed |= rs.getInt(2) > 1;
+                        hashed |= isShareHash(rs.getString(2), subjectColumn);
                     }
                 }
             }
@@ -226,7 +226,8 @@ final class OutboxLiveValidator {
                     log.warn("The claim's index on table {} has no subject hash after seq: with more than one relay"
                         + " task, each task's claim reads the other tasks' rows from the table. Apply migration V10"
                         + " (schemas/migrations/flyway/V10__outbox_claim_share_index.sql; re-running"
-                        + " schemas/sql/outbox.sql applies it)", quoted);
+                        + " schemas/sql/outbox.sql, or outbox-adopt-existing.sql for an adopted table, applies it)",
+                        quoted);
                 }
                 String fillfactor = rs.getString(2);
                 if (fillfactor == null || fillfactor.equals("100")) {
@@ -236,6 +237,15 @@ final class OutboxLiveValidator {
                 }
             }
         }
+    }
+
+    /** Whether an index key, as pg_get_indexdef prints it, is the share's hash of the subject column (SubjectShare). */
+    static boolean isShareHash(String key, String subjectColumn) {
+        return key != null && bare(key).equals(bare("hashtext" + subjectColumn + "+2147483648"));
+    }
+
+    private static String bare(String expression) {
+        return expression.replaceAll("[\"()' ]|::text|::bigint", "");
     }
 
     /** {@code ((a IS NULL) AND (b IS NULL))} as {@code {"a is null", "b is null"}}. */

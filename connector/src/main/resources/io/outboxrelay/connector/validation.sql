@@ -40,9 +40,9 @@ SELECT t.tgname::text, t.tgargs, p.prosrc
  ORDER BY 1;
 
 -- name: PartialSeqIndexPredicates
--- The predicate of every valid partial index whose first column is seq, for the claim's index, and its number of
--- keys (the claim's index of migration V10 has two: seq, then the subject's hash).
-SELECT pg_get_expr(i.indpred, i.indrelid), i.indnkeyatts
+-- The predicate of every valid partial index whose first column is seq, for the claim's index, and its second key
+-- as PostgreSQL prints it (NULL without one; the claim's index of migration V10: the subject's hash).
+SELECT pg_get_expr(i.indpred, i.indrelid), CASE WHEN i.indnkeyatts > 1 THEN pg_get_indexdef(i.indexrelid, 2, false) END
   FROM pg_index i
  WHERE i.indrelid = :table::regclass AND i.indisvalid AND i.indpred IS NOT NULL
    AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq');

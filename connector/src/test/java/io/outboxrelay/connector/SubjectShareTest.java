@@ -32,7 +32,7 @@ class SubjectShareTest {
         }
     }
 
-    /** Task i owns hash h exactly when floor(h * n / 2^32) = i, the rule docs/scaling describes. */
+    /** Task i owns hash h exactly when floor(h * n / 2^32) = i, the rule the README states. */
     @Test
     void aHashBelongsToTheTaskItsProportionNames() {
         int count = 3;

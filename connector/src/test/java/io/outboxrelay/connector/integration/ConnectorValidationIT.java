@@ -238,6 +238,26 @@ class ConnectorValidationIT {
         assertThat(errorCount(validate(cfg))).isZero();
     }
 
+    /** A claim index from before migration V10 (seq alone) serves the claim: a warning naming V10, not an error. */
+    @Test
+    void aClaimIndexWithoutTheSubjectHashIsAWarningInTheLogNotAnError() {
+        db.runScript(OUTBOX_SQL, Map.of("table", "pre_v10_events"));
+        db.execute("DROP INDEX pre_v10_events_unfanned_idx; CREATE INDEX pre_v10_events_unfanned_idx ON pre_v10_events"
+            + " (seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL");
+        Map<String, String> cfg = config();
+
+        try (LogCapture capture = LogCapture.start()) {
+            cfg.put("outbox.table", "events");
+            assertThat(errorCount(validate(cfg))).isZero();
+            assertThat(capture.text()).as("the index of V10: no warning").doesNotContain("has no subject hash");
+
+            cfg.put("outbox.table", "pre_v10_events");
+            assertThat(errorCount(validate(cfg))).isZero();
+            assertThat(capture.text()).contains("The claim's index on table \"pre_v10_events\" has no subject hash")
+                .contains("Apply migration V10");
+        }
+    }
+
     @Test
     void aTableWithFillfactor100IsAWarningInTheLogNotAnError() {
         db.runScript(OUTBOX_SQL, Map.of("table", "packed_events"));

@@ -184,26 +184,65 @@ class SchemaMigrationsIT {
 
     @Test
     void aPlainTableWithRowsBecomesThePartitionedTablesFirstPartitionKeepingEveryRow() {
-        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_partition_existing");
-        db.runScript(OUTBOX_SQL, NAMES);
-        db.execute("INSERT INTO app.events(type, subject, occurred_at, fanned_out_at) SELECT 't.a', 's' || g,"
-            + " now() - (g % 4) * interval '1 day', CASE WHEN g % 2 = 0 THEN now() END FROM generate_series(1, 100) g");
-        List<List<Object>> before = db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq");
+        for (boolean claimIndexBeforeV10 : new boolean[] {false, true}) {
+            TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_partition_existing"
+                + (claimIndexBeforeV10 ? "_pre_v10" : ""));
+            db.runScript(OUTBOX_SQL, NAMES);
+            if (claimIndexBeforeV10) {
+                db.execute("DROP INDEX app.events_unfanned_idx; CREATE INDEX events_unfanned_idx ON app.events (seq)"
+                    + " WHERE fanned_out_at IS NULL AND poisoned_at IS NULL");
+            }
+            db.execute("INSERT INTO app.events(type, subject, occurred_at, fanned_out_at) SELECT 't.a', 's' || g,"
+                + " now() - (g % 4) * interval '1 day', CASE WHEN g % 2 = 0 THEN now() END FROM generate_series(1, 100) g");
+            List<List<Object>> before = db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq");
 
-        db.runScript(TestPostgres.schemaFile("outbox-partition-existing.sql"), NAMES);
+            db.runScript(TestPostgres.schemaFile("outbox-partition-existing.sql"), NAMES);
 
-        assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = 'app.events'::regclass AND relkind = 'p'"))
-            .isOne();
-        assertThat(db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq")).isEqualTo(before);
-        assertThat(db.queryLong("SELECT count(*) FROM app.events_legacy")).isEqualTo(100);
-        // seq goes on after the old rows, and an old id is still taken
-        assertThat(db.queryLong("INSERT INTO app.events(type, subject) VALUES ('t.a', 'new') RETURNING seq")).isEqualTo(101);
-        assertThatThrownBy(() -> db.execute("INSERT INTO app.events(id, type, subject, occurred_at) VALUES ('"
-            + before.get(0).get(1) + "', 't.a', 'dup', now() + interval '3 days')")).rootCause()
-            .hasMessageContaining("events_id_key");
-        // the claim's index on every partition, the old table's among them
-        assertThat(db.queryLong("SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'app.events'::regclass AND NOT EXISTS"
-            + " (SELECT 1 FROM pg_index x JOIN pg_inherits ii ON ii.inhrelid = x.indexrelid"
-            + " WHERE x.indrelid = i.inhrelid AND ii.inhparent = 'app.events_unfanned_idx'::regclass)")).isZero();
+            assertThat(db.queryLong("SELECT count(*) FROM pg_class WHERE oid = 'app.events'::regclass AND relkind = 'p'"))
+                .isOne();
+            assertThat(db.query("SELECT seq, id::text, fanned_out_at IS NULL FROM app.events ORDER BY seq")).isEqualTo(before);
+            assertThat(db.queryLong("SELECT count(*) FROM app.events_legacy")).isEqualTo(100);
+            // seq goes on after the old rows, and an old id is still taken
+            assertThat(db.queryLong("INSERT INTO app.events(type, subject) VALUES ('t.a', 'new') RETURNING seq"))
+                .isEqualTo(101);
+            assertThatThrownBy(() -> db.execute("INSERT INTO app.events(id, type, subject, occurred_at) VALUES ('"
+                + before.get(0).get(1) + "', 't.a', 'dup', now() + interval '3 days')")).rootCause()
+                .hasMessageContaining("events_id_key");
+            // the claim's index on every partition, the old table's among them
+            assertThat(db.queryLong("SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'app.events'::regclass AND NOT EXISTS"
+                + " (SELECT 1 FROM pg_index x JOIN pg_inherits ii ON ii.inhrelid = x.indexrelid"
+                + " WHERE x.indrelid = i.inhrelid AND ii.inhparent = 'app.events_unfanned_idx'::regclass)")).isZero();
+            // and on the old table only that one: one from before V10 does not stay beside it for every stamp to update
+            assertThat(db.query("SELECT x.indnkeyatts FROM pg_index x WHERE x.indrelid = 'app.events_legacy'::regclass"
+                + " AND pg_get_expr(x.indpred, x.indrelid) LIKE '%fanned_out_at IS NULL%' AND x.indkey[0] ="
+                + " (SELECT attnum FROM pg_attribute WHERE attrelid = x.indrelid AND attname = 'seq')"))
+                .as("claim index before V10: %s", claimIndexBeforeV10).containsExactly(List.of(2));
+        }
+    }
+
+    /**
+     * V10 on a large live table: the operator built the new index CONCURRENTLY first, and the migration takes it
+     * (not a second build) and gives it the claim index's name; one that is invalid (a build that failed) it refuses.
+     */
+    @Test
+    void migrationV10TakesAnIndexBuiltConcurrentlyBeforeAndRefusesAnInvalidOne() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v10_concurrently");
+        for (String version : VERSIONS.stream().filter(v -> !v.startsWith("V10__")).toList()) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        String build = "CREATE INDEX CONCURRENTLY events_unfanned_v10_idx ON app.events"
+            + " (seq, (hashtext(subject::text)::bigint + 2147483648)) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL";
+        db.execute(build);
+        db.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'app.events_unfanned_v10_idx'::regclass");
+        assertThatThrownBy(() -> db.execute(SET_NAMES + ";\n" + body("V10__outbox_claim_share_index.sql")))
+            .rootCause().hasMessageContaining("events_unfanned_v10_idx is invalid");
+        assertThat(db.queryLong("SELECT indnkeyatts FROM pg_index WHERE indexrelid = 'app.events_unfanned_idx'::regclass"))
+            .as("the claim's index of before, kept").isOne();
+
+        db.execute("UPDATE pg_index SET indisvalid = true WHERE indexrelid = 'app.events_unfanned_v10_idx'::regclass");
+        long built = db.queryLong("SELECT 'app.events_unfanned_v10_idx'::regclass::oid::bigint");
+        db.execute(SET_NAMES + ";\n" + body("V10__outbox_claim_share_index.sql"));
+        assertThat(db.queryLong("SELECT 'app.events_unfanned_idx'::regclass::oid::bigint")).isEqualTo(built);
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
     }
 }
