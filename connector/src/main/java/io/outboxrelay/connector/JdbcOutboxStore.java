@@ -10,8 +10,10 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import javax.sql.DataSource;
 
 /**
@@ -234,6 +236,14 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
+    /**
+     * {@code rows} in ascending seq order: the statements find a row's values in their lists by a binary search over
+     * the seqs (outbox-relay.sql, SessionSetup).
+     */
+    static <T> List<T> bySeq(List<T> rows, ToLongFunction<T> seq) {
+        return rows.stream().sorted(Comparator.comparingLong(seq)).toList();
+    }
+
     /** The pass's statement with these receipt chunks (none: no NOTIFY). */
     PassResult run(Pass pass, Object[] receipts) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
@@ -241,7 +251,7 @@ final class JdbcOutboxStore implements OutboxStore {
                 takeoverUntil = takeoverHorizon(c);
             }
             try (PreparedStatement ps = c.prepareStatement(passSql.sql())) {
-                List<Stamp> stamps = pass.stamps();
+                List<Stamp> stamps = bySeq(pass.stamps(), Stamp::seq);
                 passSql.set(ps, "stamp_seqs", c.createArrayOf("bigint", stamps.stream().map(Stamp::seq).toArray()));
                 passSql.set(ps, "stamp_fanouts", c.createArrayOf("text", stamps.stream().map(Stamp::fanout).toArray()));
                 passSql.set(ps, "channel", fannedChannel);
@@ -346,7 +356,8 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
-    public void release(List<Release> rows) throws SQLException {
+    public void release(List<Release> unsorted) throws SQLException {
+        List<Release> rows = bySeq(unsorted, Release::seq);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql.sql())) {
             releaseSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Release::seq).toArray()));
             releaseSql.set(ps, "givebacks", c.createArrayOf("int4",
@@ -445,7 +456,8 @@ final class JdbcOutboxStore implements OutboxStore {
     }
 
     @Override
-    public List<PoisonedRow> poison(List<Poison> rows) throws SQLException {
+    public List<PoisonedRow> poison(List<Poison> unsorted) throws SQLException {
+        List<Poison> rows = bySeq(unsorted, Poison::seq);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql.sql())) {
             poisonSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Poison::seq).toArray()));
             poisonSql.set(ps, "reasons", c.createArrayOf("text", rows.stream().map(Poison::reason).toArray()));

@@ -16,17 +16,19 @@
 -- the claim read the partial index as a bitmap, which sorts every entry, dead ones included, before the
 -- limit applies. So the sessions take only plans that stay right at any size: no sequential scan, no bitmap
 -- (the claim reads the partial index in seq order, stops at the limit and marks dead entries as it passes
--- them), and every statement that joins the table to a list of seqs also says seq = ANY(those seqs), so the
--- table is read through its primary key for exactly those rows whatever join the plan makes (JdbcOutboxStoreIT
--- checks the claim's plan; PartitionedOutboxIT a large claim's on a partitioned table). A statement with no
--- index to use still scans.
+-- them), and no statement joins the table to a list of seqs: it reads exactly those rows with seq = ANY(those
+-- seqs) through the primary key, once, and finds each row's values in the lists by width_bucket, a binary search
+-- (the task passes the lists sorted by seq). A join on seq read the whole primary key, and one that also said
+-- seq = ANY(...) read the key once per listed row and sorted the list again each time: a stamp of 2,000 rows
+-- on a partitioned table took 20 s (JdbcOutboxStoreIT checks the claim's plan; PartitionedOutboxIT a large
+-- claim's on a partitioned table). A statement with no index to use still scans.
 SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off;
 
 -- name: ClaimRows
 -- One round trip of a relay task (docs/wakeup.md): stamps the rows it holds that were acknowledged, claims
 -- the rows first in line, and tells what the wake-up needs to know, all in one statement and one snapshot.
 --
--- The stamp: :stamp_seqs[i] is stamped with :stamp_fanouts[i], guarded by fanned_out_at IS NULL, and the
+-- The stamp: :stamp_seqs[i] (ascending) is stamped with :stamp_fanouts[i], guarded by fanned_out_at IS NULL, and the
 -- write receipts go out in the same transaction: :receipts are the rows' event ids joined by commas in chunks
 -- under NOTIFY's 8000-byte payload limit (empty: receipts are off), sent once any row was stamped (a receipt
 -- for a row another claimer stamped first is still true).
@@ -69,9 +71,9 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- watch, in progress: 16-19); with nothing claimed there is one row, its claimed columns null.
 WITH s AS (
   UPDATE {table} e
-     SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-    FROM unnest(:stamp_seqs::bigint[], :stamp_fanouts::jsonb[]) AS x(seq, fanout)
-   WHERE e.seq = x.seq AND e.seq = ANY(:stamp_seqs::bigint[]) AND e.fanned_out_at IS NULL
+     SET fanned_out_at = now(), fanout = (:stamp_fanouts::text[])[width_bucket(e.seq, :stamp_seqs::bigint[])]::jsonb,
+         lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+   WHERE e.seq = ANY(:stamp_seqs::bigint[]) AND e.fanned_out_at IS NULL
   RETURNING 1),
 st AS (SELECT count(*) AS stamped FROM s),
 rc AS (SELECT count(*) AS sent
@@ -174,15 +176,15 @@ SELECT now() + :lease_ms::bigint * interval '1 millisecond';
 
 -- name: ReleaseLeases
 -- Gives rows back: lease cleared, attempt returned when the row's records never left the task,
--- retry delayed when it failed; one entry per row in each array.
+-- retry delayed when it failed; one entry per row in each array, :seqs ascending (SessionSetup: width_bucket).
 UPDATE {table} e
    SET lease_owner = NULL, lease_until = NULL,
-       attempts = GREATEST(e.attempts - x.giveback, 0),
-       next_attempt_at = CASE WHEN x.delay_ms > 0 THEN now() + x.delay_ms * interval '1 millisecond' END,
-       last_error = COALESCE(x.error, e.last_error)
-  FROM unnest(:seqs::bigint[], :givebacks::int[], :delays_ms::bigint[], :errors::text[])
-       AS x(seq, giveback, delay_ms, error)
- WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+       attempts = GREATEST(e.attempts - (:givebacks::int[])[width_bucket(e.seq, :seqs::bigint[])], 0),
+       next_attempt_at = CASE WHEN (:delays_ms::bigint[])[width_bucket(e.seq, :seqs::bigint[])] > 0
+                              THEN now() + (:delays_ms::bigint[])[width_bucket(e.seq, :seqs::bigint[])]
+                                           * interval '1 millisecond' END,
+       last_error = COALESCE((:errors::text[])[width_bucket(e.seq, :seqs::bigint[])], e.last_error)
+ WHERE e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
    AND e.lease_owner = :owner;
 
 -- name: ReturnAttemptKeepLease
@@ -206,13 +208,13 @@ SELECT seq, {col.type}, {col.id}::text, fanned_out_at IS NOT NULL,
 
 -- name: StampRecovered
 -- leased by the offset's owner -> fanned out, without producing: :seqs[i] gets :fanouts[i] ({"<subscription>":
--- {"recovered": "source offset"}} per matching subscription). The same guard as RecoverableRows, so a row
--- stamped, requeued or claimed by someone else meanwhile is left alone. Returns the ids stamped, for the
+-- {"recovered": "source offset"}} per matching subscription; :seqs ascending, as RecoverableRows returns them).
+-- The same guard as RecoverableRows, so a row stamped, requeued or claimed by someone else meanwhile is left alone. Returns the ids stamped, for the
 -- receipts (NotifyReceipts, same transaction).
 UPDATE {table} e
-   SET fanned_out_at = now(), fanout = x.fanout, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-  FROM unnest(:seqs::bigint[], :fanouts::jsonb[]) AS x(seq, fanout)
- WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.lease_owner = :owner AND e.fanned_out_at IS NULL
+   SET fanned_out_at = now(), fanout = (:fanouts::text[])[width_bucket(e.seq, :seqs::bigint[])]::jsonb, lease_owner = NULL,
+       lease_until = NULL, next_attempt_at = NULL
+ WHERE e.seq = ANY(:seqs::bigint[]) AND e.lease_owner = :owner AND e.fanned_out_at IS NULL
    AND e.poisoned_at IS NULL
 RETURNING e.{col.id}::text;
 
@@ -221,14 +223,14 @@ RETURNING e.{col.id}::text;
 SELECT count(pg_notify(:channel, r)) FROM unnest(:receipts::text[]) r;
 
 -- name: PoisonRows
--- seqs[i] is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
+-- seqs[i] (ascending) is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
 -- type and subject cut at :text_max characters, and every text as ClaimRows sends it (hex of its bytes in a
 -- SQL_ASCII database, which refuses to send text that is not UTF-8).
 WITH p AS (
   UPDATE {table} e
-     SET poisoned_at = now(), last_error = x.reason, lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
-    FROM unnest(:seqs::bigint[], :reasons::text[]) AS x(seq, reason)
-   WHERE e.seq = x.seq AND e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
+     SET poisoned_at = now(), last_error = (:reasons::text[])[width_bucket(e.seq, :seqs::bigint[])], lease_owner = NULL,
+         lease_until = NULL, next_attempt_at = NULL
+   WHERE e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
   RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),
