@@ -404,8 +404,7 @@ final class JdbcOutboxStore implements OutboxStore {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                List<Long> recoverable = new ArrayList<>();
-                List<String> fanouts = new ArrayList<>();
+                List<Stamp> recoverable = new ArrayList<>();
                 List<Long> notLeased = new ArrayList<>();
                 int alreadyStamped = 0;
                 try (PreparedStatement ps = c.prepareStatement(recoverableSql.sql())) {
@@ -416,8 +415,7 @@ final class JdbcOutboxStore implements OutboxStore {
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             if (rs.getBoolean(5)) {
-                                recoverable.add(rs.getLong(1));
-                                fanouts.add(fanoutOfType.apply(rs.getString(2)));
+                                recoverable.add(new Stamp(rs.getLong(1), fanoutOfType.apply(rs.getString(2)), rs.getString(3)));
                             } else if (rs.getBoolean(4)) {
                                 alreadyStamped++;
                             } else {
@@ -429,8 +427,9 @@ final class JdbcOutboxStore implements OutboxStore {
                 List<String> ids = new ArrayList<>(recoverable.size());
                 if (!recoverable.isEmpty()) {
                     try (PreparedStatement ps = c.prepareStatement(stampRecoveredSql.sql())) {
-                        stampRecoveredSql.set(ps, "seqs", c.createArrayOf("bigint", recoverable.toArray()));
-                        stampRecoveredSql.set(ps, "fanouts", c.createArrayOf("text", fanouts.toArray()));
+                        List<Stamp> sorted = bySeq(recoverable, Stamp::seq);
+                        stampRecoveredSql.set(ps, "seqs", c.createArrayOf("bigint", sorted.stream().map(Stamp::seq).toArray()));
+                        stampRecoveredSql.set(ps, "fanouts", c.createArrayOf("text", sorted.stream().map(Stamp::fanout).toArray()));
                         stampRecoveredSql.set(ps, "owner", owner);
                         try (ResultSet rs = ps.executeQuery()) {
                             while (rs.next()) {

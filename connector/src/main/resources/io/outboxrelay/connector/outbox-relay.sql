@@ -18,7 +18,7 @@
 -- (the claim reads the partial index in seq order, stops at the limit and marks dead entries as it passes
 -- them), and no statement joins the table to a list of seqs: it reads exactly those rows with seq = ANY(those
 -- seqs) through the primary key, once, and finds each row's values in the lists by width_bucket, a binary search
--- (the task passes the lists sorted by seq). A join on seq read the whole primary key, and one that also said
+-- (JdbcOutboxStore sorts the lists by seq). A join on seq read the whole primary key, and one that also said
 -- seq = ANY(...) read the key once per listed row and sorted the list again each time: a stamp of 2,000 rows
 -- on a partitioned table took 20 s (JdbcOutboxStoreIT checks the claim's plan; PartitionedOutboxIT a large
 -- claim's on a partitioned table). A statement with no index to use still scans.
@@ -208,7 +208,7 @@ SELECT seq, {col.type}, {col.id}::text, fanned_out_at IS NOT NULL,
 
 -- name: StampRecovered
 -- leased by the offset's owner -> fanned out, without producing: :seqs[i] gets :fanouts[i] ({"<subscription>":
--- {"recovered": "source offset"}} per matching subscription; :seqs ascending, as RecoverableRows returns them).
+-- {"recovered": "source offset"}} per matching subscription; :seqs ascending).
 -- The same guard as RecoverableRows, so a row stamped, requeued or claimed by someone else meanwhile is left alone. Returns the ids stamped, for the
 -- receipts (NotifyReceipts, same transaction).
 UPDATE {table} e

@@ -377,12 +377,14 @@ class JdbcOutboxStoreIT {
         c.stamp(claimed.subList(0, 3).stream()
             .map(r -> new OutboxStore.Stamp(r.seq(), "{\"seq\":" + r.seq() + "}", r.id())).toList());
         c.release(claimed.subList(3, 6).stream()
-            .map(r -> new OutboxStore.Release(r.seq(), false, 0, "error of " + r.seq())).toList());
+            .map(r -> new OutboxStore.Release(r.seq(), r.seq() % 2 == 0, r.seq() * 60_000, "error of " + r.seq())).toList());
         c.poison(claimed.subList(6, 9).stream().map(r -> new OutboxStore.Poison(r.seq(), "reason " + r.seq())).toList());
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL AND (fanout->>'seq')::bigint = seq"))
             .isEqualTo(3);
-        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NULL AND last_error = 'error of ' || seq"))
-            .isEqualTo(3);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NULL AND last_error = 'error of ' || seq"
+            + " AND attempts = CASE WHEN seq % 2 = 0 THEN 0 ELSE 1 END"
+            + " AND next_attempt_at BETWEEN now() + (seq - 1) * interval '1 minute' AND now() + seq * interval '1 minute'"))
+            .as("each released row's own giveback, delay and error").isEqualTo(3);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL AND last_error = 'reason ' || seq"))
             .isEqualTo(3);
     }

@@ -204,8 +204,8 @@ class PartitionedOutboxIT {
 
     /**
      * The stamp of a large claim reads each partition's primary key once, and nothing of it runs once per row, since
-     * there is none: each row's fanout is found by a binary search over the sorted seqs. The control, the stamp as it
-     * was (joined to its seqs, and naming them too), under the nested loop a relay session planned for it in
+     * there is none: each row's fanout is found by a binary search over the sorted seqs. The control, the stamp joined
+     * to its seqs again (and naming them, as it was), under the nested loop a relay session planned for it in
      * PartitionedOutboxEndToEndIT's drain (the join's other kinds turned off here, which the planner's estimates chose
      * there): one side of the join is read once per row of the other, 2,000 times (in that drain the key of every
      * partition, sorting the 2,000 seqs again each time: 20 s a stamp; the test ran 90-130 s, now under 40).
