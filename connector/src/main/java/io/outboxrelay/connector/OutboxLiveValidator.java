@@ -17,6 +17,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigValue;
 import org.slf4j.Logger;
@@ -239,13 +241,17 @@ final class OutboxLiveValidator {
         }
     }
 
+    /**
+     * The share's expression around the subject's hash (StrictOrderIndexCheck's key), as pg_get_indexdef prints it: in
+     * the parentheses of an expression key, or without them.
+     */
+    private static final Pattern SHARE_HASH =
+        Pattern.compile("\\(?\\(\\((.+)\\)::bigint \\+ '2147483648'::bigint\\)\\)?");
+
     /** Whether an index key, as pg_get_indexdef prints it, is the share's hash of the subject column (SubjectShare). */
     static boolean isShareHash(String key, String subjectColumn) {
-        return key != null && bare(key).equals(bare("hashtext" + subjectColumn + "+2147483648"));
-    }
-
-    private static String bare(String expression) {
-        return expression.replaceAll("[\"()' ]|::text|::bigint", "");
+        Matcher m = key == null ? null : SHARE_HASH.matcher(key);
+        return m != null && m.matches() && StrictOrderIndexCheck.isSubjectHash(m.group(1), subjectColumn);
     }
 
     /** {@code ((a IS NULL) AND (b IS NULL))} as {@code {"a is null", "b is null"}}. */
