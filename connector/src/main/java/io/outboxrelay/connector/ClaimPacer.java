@@ -10,14 +10,12 @@ import org.slf4j.LoggerFactory;
  * When a relay task claims, and when it arms the table's wake-up flag: the one owner of the task's claim
  * timing. Three states (docs/wakeup.md has the diagram, every edge and the test of each):
  * <ul>
- *   <li>ACTIVE: rows keep arriving. The task claims every {@code outbox.linger.ms} (at once after a claim that
- *       left rows in line), spacing its claims out up to {@code outbox.linger.max.ms} while they bring fewer than
- *       {@link #ROWS_PER_CLAIM_AIMED} rows; the flag stays down, writers send no NOTIFY, and a NOTIFY that reaches
- *       the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task turns LISTEN off and no NOTIFY
- *       of the database wakes its session. Once its claims have found nothing for the idle time (two claims at
- *       least; {@link #IDLE_BEFORE_ARMING_MS}, or {@link #IDLE_GAPS_BEFORE_ARMING} of its share's mean gap between
- *       rows when that is longer and at most {@link #IDLE_BEFORE_ARMING_MAX_MS}) it turns LISTEN on again and, a
- *       pace later, LISTEN in place, arms the flag.
+ *   <li>ACTIVE: rows keep arriving. The task claims a pace apart (at once after a claim that left rows in line),
+ *       the pace and the idle time below coming from {@link ClaimCadence}; the flag stays down, writers send no
+ *       NOTIFY, and a NOTIFY that reaches the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task
+ *       turns LISTEN off and no NOTIFY of the database wakes its session. Once its claims have found nothing for
+ *       the idle time (two claims at least) it turns LISTEN on again and, a pace later, LISTEN in place, arms the
+ *       flag.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -68,29 +66,6 @@ final class ClaimPacer {
 
     /** Empty claims in a row, at least, before an active task arms the flag and settles. */
     static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
-    /**
-     * How long an active task's claims find nothing before it arms: a shorter gap in the rows of its share is
-     * no reason to make the next writer NOTIFY and every quiet task of the table claim.
-     */
-    static final long IDLE_BEFORE_ARMING_MS = 100;
-    /**
-     * At a rate that brings a share a row only every few tens of milliseconds (many tasks, a moderate rate), a gap of
-     * {@link #IDLE_BEFORE_ARMING_MS} is common: arming then would make the next writer NOTIFY and every quiet task
-     * wake and claim, several times a second. So the idle time is this many of the share's mean gaps between rows
-     * when that is longer (a gap that long comes once in some 150 with rows arriving at random).
-     */
-    static final int IDLE_GAPS_BEFORE_ARMING = 5;
-    /**
-     * The longest idle time that many gaps may make. A share sparser than that (a row every more than 100 ms) costs
-     * less woken for each row than claimed for through its gaps at {@code outbox.linger.max.ms}: it arms after
-     * {@link #IDLE_BEFORE_ARMING_MS}.
-     */
-    static final long IDLE_BEFORE_ARMING_MAX_MS = 500;
-    /**
-     * The longest gap one claim's sample counts: twice the longest that the idle time follows, so that one quiet
-     * spell (the gap before a task woken by a NOTIFY finds its row) weighs no more than a sparse share's gap.
-     */
-    static final long GAP_SAMPLE_MAX_MS = 2 * IDLE_BEFORE_ARMING_MAX_MS / IDLE_GAPS_BEFORE_ARMING;
     /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
     static final long LOOK_INTERVAL_MS = 250;
     /** How long after a failed arming the task arms again (claiming, unarmed, meanwhile): a look's interval. */
@@ -100,31 +75,18 @@ final class ClaimPacer {
     /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
     static final long MAX_WAIT_MS = 250;
     /**
-     * Rows an active task aims to find per claim. At a rate that brings fewer in {@code outbox.linger.ms}, what a
-     * claim costs (a statement, a list of records, a produce request: several ms of CPU over the database, the
-     * worker and the broker on a small machine, bench/README.md) is paid for a handful of rows: the task spaces its
-     * claims out so that one brings about this many, up to {@code outbox.linger.max.ms} apart. 12 keeps a task at
-     * 1,000 events/s near {@code outbox.linger.ms} (12 ms) while a task at 250 events/s claims every 48 ms instead of
-     * every 32 (500 events/s on 2 tasks: 0.08 claims per event instead of 0.11 with 8 rows and 40 ms, 0.18 with 8
-     * and 20; bench/TUNING.md).
-     */
-    static final int ROWS_PER_CLAIM_AIMED = 12;
-    /**
      * How long an active task's claims keep finding rows before it turns LISTEN off. PostgreSQL wakes every
      * listening session of the database for each NOTIFY sent there (the write receipts of every stamp, other tasks'
      * wake-ups, the application's own), and an active task needs none of them; turning LISTEN off and on costs two
      * small statements, so a task does it only once it has been busy this long.
      */
     static final long DEAF_AFTER_MS = 1_000;
-    /** How much of the task's arrival rate each claim's own reading makes up (an exponential average). */
-    static final double RATE_SMOOTHING = 0.3;
     /** At most one warning this often about a flag the task cannot arm or read. */
     private static final long WARN_EVERY_MS = 60_000;
 
     private Flag flag;
     private final boolean listening;
-    private final long paceMs;
-    private final long maxPaceMs;
+    private final ClaimCadence cadence;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
     private Listener listener = Listener.NONE;
@@ -143,14 +105,7 @@ final class ClaimPacer {
     private boolean capture;
     private List<String> watch = List.of();
     private long settleWaitMs;
-    /** When the task's last claim found rows: the idle time before arming counts from here. */
-    private long lastRowsAt;
     private long lastWarnAt = Long.MIN_VALUE;
-    /** When the last claim of this active spell ended (MIN_VALUE: none yet), and the rows per ms since. */
-    private long lastActiveClaimAt = Long.MIN_VALUE;
-    private double rowsPerMs = -1;
-    /** The share's mean gap between rows as the claims that found rows measured it, in ms (-1: not yet). */
-    private double gapMs = -1;
     /** Since when this task is active without having been idle (MIN_VALUE: not active), and LISTEN is off. */
     private long activeSince = Long.MIN_VALUE;
     private boolean deaf;
@@ -163,12 +118,10 @@ final class ClaimPacer {
      */
     ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs) {
         this.listening = listening;
-        this.paceMs = Math.max(1, paceMs);
-        this.maxPaceMs = Math.max(this.paceMs, maxPaceMs);
+        this.cadence = new ClaimCadence(now, paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
         this.pollIntervalMs = pollIntervalMs;
         this.claimAt = now;
-        this.lastRowsAt = now;
         this.nextSweepAt = now + sweepIntervalMs;
     }
 
@@ -221,7 +174,7 @@ final class ClaimPacer {
         }
         if (armDue && now >= armAt) {
             if (listener.changing()) {
-                armAt = now + paceMs; // LISTEN is being turned on again: this claim goes unarmed, the arming a pace later
+                armAt = now + cadence.paceMs(); // LISTEN is being turned on again: this claim goes unarmed, the arming a pace later
             } else {
                 arm(now);
             }
@@ -256,17 +209,16 @@ final class ClaimPacer {
         capture = false;
         if (more || rows > 0) {
             activate(now);
-            measureGap(now, rows);
+            long pace = cadence.rowsFound(now, rows);
             hearLess(now);
-            long pace = activePace(now, rows);
             claimAt = more ? now : now + pace;
             return;
         }
         switch (state) {
             case ACTIVE -> {
                 emptyClaims++;
-                long pace = activePace(now, 0);
-                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && now - lastRowsAt >= idleBeforeArming();
+                long pace = cadence.nothingFound(now);
+                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now);
                 if (idle && flag != null) {
                     armDue = true;
                     // arm, then claim once more, noting the transactions in progress; LISTEN first if it was off
@@ -302,50 +254,7 @@ final class ClaimPacer {
 
     /** {@code outbox.linger.ms}: the soonest a task not busy stamps what was acknowledged. */
     long paceMs() {
-        return paceMs;
-    }
-
-    /**
-     * The wait before an active task's next claim, from the rows its claims found: {@code outbox.linger.ms} at a
-     * rate that brings {@link #ROWS_PER_CLAIM_AIMED} rows in that time or more, longer at a lower rate, never
-     * longer than {@code outbox.linger.max.ms}. The first claim of an active spell waits the shortest pace: the
-     * rows it found tell nothing of how long they took to come.
-     */
-    private long activePace(long now, int rows) {
-        if (lastActiveClaimAt == Long.MIN_VALUE) {
-            lastActiveClaimAt = now;
-            rowsPerMs = -1;
-            return paceMs;
-        }
-        double sample = rows / (double) Math.max(1, now - lastActiveClaimAt);
-        lastActiveClaimAt = now;
-        rowsPerMs = rowsPerMs < 0 ? sample : rowsPerMs + RATE_SMOOTHING * (sample - rowsPerMs);
-        // no rows at all: the division is infinite and the pace the longest
-        return Math.max(paceMs, Math.min(maxPaceMs, Math.round(ROWS_PER_CLAIM_AIMED / rowsPerMs)));
-    }
-
-    /**
-     * How long an active task's claims find nothing before it arms: {@link #IDLE_GAPS_BEFORE_ARMING} of the share's
-     * mean gap between rows as its claims with rows measured it, when that is longer than
-     * {@link #IDLE_BEFORE_ARMING_MS} and not longer than {@link #IDLE_BEFORE_ARMING_MAX_MS}; otherwise (a dense share,
-     * a sparse one, or no gap measured yet) {@link #IDLE_BEFORE_ARMING_MS}.
-     */
-    private long idleBeforeArming() {
-        long gaps = Math.round(IDLE_GAPS_BEFORE_ARMING * gapMs);
-        return gapMs < 0 || gaps > IDLE_BEFORE_ARMING_MAX_MS ? IDLE_BEFORE_ARMING_MS : Math.max(IDLE_BEFORE_ARMING_MS, gaps);
-    }
-
-    /**
-     * A claim found {@code rows} (or left rows in line): the time since the last one that did, or since the start (a
-     * quiet spell included: it is a gap of the share's too, counted up to {@link #GAP_SAMPLE_MAX_MS}), spread over
-     * them.
-     */
-    private void measureGap(long now, int rows) {
-        if (rows > 0) {
-            double sample = Math.min(now - lastRowsAt, GAP_SAMPLE_MAX_MS) / (double) rows;
-            gapMs = gapMs < 0 ? sample : gapMs + RATE_SMOOTHING * (sample - gapMs);
-        }
-        lastRowsAt = now;
+        return cadence.paceMs();
     }
 
     /**
@@ -380,7 +289,7 @@ final class ClaimPacer {
 
     private void activate(long now) {
         if (state != State.ACTIVE) {
-            lastActiveClaimAt = Long.MIN_VALUE; // a new spell: its first claim tells nothing of the rate
+            cadence.newSpell();
         }
         state = State.ACTIVE;
         emptyClaims = 0;
@@ -402,7 +311,7 @@ final class ClaimPacer {
         notifiedSinceArming = false;
         state = State.SETTLING;
         capture = true;
-        settleWaitMs = paceMs;
+        settleWaitMs = cadence.paceMs();
     }
 
     /**
@@ -417,7 +326,7 @@ final class ClaimPacer {
             quiet(now);
             return;
         }
-        settleWaitMs = ended || !compared ? paceMs : Math.min(settleWaitMs * 2, SETTLE_WAIT_MAX_MS);
+        settleWaitMs = ended || !compared ? cadence.paceMs() : Math.min(settleWaitMs * 2, SETTLE_WAIT_MAX_MS);
         claimAt = now + settleWaitMs;
     }
 

@@ -83,12 +83,12 @@ class ClaimPacerTest {
     }
 
     /**
-     * An active pacer's empty claims over {@link ClaimPacer#IDLE_BEFORE_ARMING_MS}: what makes it arm (or be
+     * An active pacer's empty claims over {@link ClaimCadence#IDLE_BEFORE_ARMING_MS}: what makes it arm (or be
      * quiet, without a flag).
      */
     private ClaimPacer twoEmptyClaims(ClaimPacer pacer) {
         claim(pacer, 0);
-        now += ClaimPacer.IDLE_BEFORE_ARMING_MS;
+        now += ClaimCadence.IDLE_BEFORE_ARMING_MS;
         claim(pacer, 0);
         return pacer;
     }
@@ -130,14 +130,14 @@ class ClaimPacerTest {
 
     @Test
     void atARateThatFillsAClaimInThePaceTheTaskClaimsEveryPace() {
-        assertThat(paceAfter(listening(MAX_PACE), 20, ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
-        assertThat(paceAfter(listening(MAX_PACE), 20, 5 * ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+        assertThat(paceAfter(listening(MAX_PACE), 20, ClaimCadence.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+        assertThat(paceAfter(listening(MAX_PACE), 20, 5 * ClaimCadence.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
     }
 
     @Test
     void betweenTheTwoThePaceIsWhatBringsTheAimedRows() {
         // 0.6 rows/ms: the aimed rows take ROWS_PER_CLAIM_AIMED / 0.6 ms, between PACE and MAX_PACE
-        long aimedMs = Math.round(ClaimPacer.ROWS_PER_CLAIM_AIMED / 0.6);
+        long aimedMs = Math.round(ClaimCadence.ROWS_PER_CLAIM_AIMED / 0.6);
         assertThat(aimedMs).as("the test's rate must fall between the two paces").isBetween(PACE + 2, MAX_PACE - 2);
         ClaimPacer pacer = listening(MAX_PACE);
         claim(pacer, 6);
@@ -154,7 +154,7 @@ class ClaimPacerTest {
     void aRiseInTheRateShortensThePaceWithinAFewClaims() {
         ClaimPacer pacer = listening(MAX_PACE);
         assertThat(paceAfter(pacer, 20, 2)).isEqualTo(MAX_PACE);
-        assertThat(paceAfter(pacer, 3, 4 * ClaimPacer.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
+        assertThat(paceAfter(pacer, 3, 4 * ClaimCadence.ROWS_PER_CLAIM_AIMED)).isEqualTo(PACE);
     }
 
     @Test
@@ -191,7 +191,7 @@ class ClaimPacerTest {
     void emptyClaimsArmTheFlagOnlyAfterTheIdleTimeAndTheNextClaimNotesTheWritersInProgress() {
         ClaimPacer pacer = listening();
         claim(pacer, 3);
-        for (long idle = PACE; idle < ClaimPacer.IDLE_BEFORE_ARMING_MS; idle += PACE) {
+        for (long idle = PACE; idle < ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += PACE) {
             now += PACE;
             claim(pacer, 0);
             assertThat(flag.arms).as("a gap of %d ms between rows is not idle yet", idle).isZero();
@@ -501,7 +501,7 @@ class ClaimPacerTest {
         long start = now;
         List<Long> rows = new ArrayList<>(every(start, 60, start + 1_000));
         rows.addAll(every(start + 1_000 + 90, 150, start + 4_000));
-        long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_000 + ClaimPacer.IDLE_BEFORE_ARMING_MS);
+        long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_000 + ClaimCadence.IDLE_BEFORE_ARMING_MS);
         assertThat(flag.arms).as("it armed in its 150 ms gaps").isGreaterThan(5);
         assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
     }

@@ -378,13 +378,13 @@ class OutboxRelayTaskTest {
         }
         assertThat(flag.arms).as("no arming while rows keep arriving").isZero();
         int passes = store.passes.size();
-        for (long idle = 0; idle < ClaimPacer.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
+        for (long idle = 0; idle < ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
             clock.advance(LINGER_MS);
             assertThat(task.poll()).isNull();
         }
         assertThat(flag.arms).as("claims found nothing for the idle time").isZero();
         assertThat(store.passes.size() - passes).as("one claim per linger meanwhile")
-            .isEqualTo((int) (ClaimPacer.IDLE_BEFORE_ARMING_MS / LINGER_MS));
+            .isEqualTo((int) (ClaimCadence.IDLE_BEFORE_ARMING_MS / LINGER_MS));
         assertThat(task.poll()).as("arms, and claims once more noting the writers in progress").isNull();
         assertThat(flag.arms).isOne();
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
@@ -468,7 +468,7 @@ class OutboxRelayTaskTest {
         task.commitRecord(records.get(0), at(1));
         flag.armFailure = new java.sql.SQLException("permission denied for sequence events_wakeup", "42501");
         store.insert(2, "b");
-        for (long idle = 0; idle <= ClaimPacer.IDLE_BEFORE_ARMING_MS + LINGER_MS; idle += LINGER_MS) {
+        for (long idle = 0; idle <= ClaimCadence.IDLE_BEFORE_ARMING_MS + LINGER_MS; idle += LINGER_MS) {
             clock.advance(LINGER_MS);
             task.poll(); // claims 2, then finds nothing for the idle time: the arming fails
         }
@@ -483,7 +483,7 @@ class OutboxRelayTaskTest {
         flag.lookFailure = new java.sql.SQLException("canceling statement due to statement timeout", "57014");
         clock.advance(ClaimPacer.LOOK_INTERVAL_MS); // a failed arming is tried again a look later, not sooner
         // row 3 came after a long gap, so the idle time may have grown (up to IDLE_BEFORE_ARMING_MAX_MS)
-        for (long i = 0; i < ClaimPacer.IDLE_BEFORE_ARMING_MAX_MS / LINGER_MS + 3 && flag.arms == 0; i++) {
+        for (long i = 0; i < ClaimCadence.IDLE_BEFORE_ARMING_MAX_MS / LINGER_MS + 3 && flag.arms == 0; i++) {
             clock.advance(LINGER_MS);
             task.poll();
         }
