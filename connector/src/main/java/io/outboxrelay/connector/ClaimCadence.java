@@ -82,7 +82,7 @@ final class ClaimCadence {
         if (rows > 0) {
             // the time since the last claim that found rows (a quiet spell counts too, up to GAP_SAMPLE_MAX_MS)
             double sample = Math.min(now - lastRowsAt, GAP_SAMPLE_MAX_MS) / (double) rows;
-            gapMs = gapMs < 0 ? sample : gapMs + RATE_SMOOTHING * (sample - gapMs);
+            gapMs = smooth(gapMs, sample);
         }
         lastRowsAt = now;
         return pace(now, rows);
@@ -120,8 +120,13 @@ final class ClaimCadence {
         }
         double sample = rows / (double) Math.max(1, now - lastClaimAt);
         lastClaimAt = now;
-        rowsPerMs = rowsPerMs < 0 ? sample : rowsPerMs + RATE_SMOOTHING * (sample - rowsPerMs);
+        rowsPerMs = smooth(rowsPerMs, sample);
         // no rows at all: the division is infinite and the pace the longest
         return Math.max(paceMs, Math.min(maxPaceMs, Math.round(ROWS_PER_CLAIM_AIMED / rowsPerMs)));
+    }
+
+    /** {@code average} moved {@link #RATE_SMOOTHING} of the way to {@code sample}; the sample itself when none yet (-1). */
+    private static double smooth(double average, double sample) {
+        return average < 0 ? sample : average + RATE_SMOOTHING * (sample - average);
     }
 }
