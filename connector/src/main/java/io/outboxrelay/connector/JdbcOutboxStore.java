@@ -29,6 +29,10 @@ final class JdbcOutboxStore implements OutboxStore {
     static final int POISONED_TEXT_MAX_CHARS = 1_000;
     /** The backlog probe counts this many rows at most; beyond, it reports PostgreSQL's estimate. */
     static final int BACKLOG_EXACT_ROWS = 100_000;
+    /** PendingRetries reads the first this many rows in line for their retry times at a task's start. */
+    static final int PENDING_RETRIES_SCAN_ROWS = 10_000;
+    /** ... and returns at most this many distinct times, the soonest. */
+    static final int PENDING_RETRIES_MAX = 1_000;
     /**
      * The recovery of unknown leases reads this many rows from the head of the line: far more than every
      * task's rows in flight at the largest settings (tasks x outbox.batch.max.size x in-flight batches).
@@ -79,6 +83,7 @@ final class JdbcOutboxStore implements OutboxStore {
     private final NamedSql.Bindable takeBackUnknownSql;
     private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
+    private final NamedSql.Bindable pendingRetriesSql;
     private final NamedSql.Bindable retainedSql;
     /**
      * While rows are so large that the byte budget cuts claims, the next claim asks for one row more than the
@@ -134,6 +139,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
+        this.pendingRetriesSql = SQL.bindable("PendingRetries", quotedTable, columns::expand);
         this.retainedSql = SQL.bindable("DeleteRetained", quotedTable, columns::expand);
     }
 
@@ -481,6 +487,8 @@ final class JdbcOutboxStore implements OutboxStore {
     public void wake(String channel) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(wakeSql.sql())) {
             wakeSql.set(ps, "channel", channel);
+            wakeSql.set(ps, "flag", WakeupObjects.flagName(table));
+            wakeSql.set(ps, "clears", WakeupObjects.clearsName(table));
             ps.execute();
         }
     }
@@ -523,6 +531,22 @@ final class JdbcOutboxStore implements OutboxStore {
                 rs.next();
                 return new Backlog(rs.getLong(1), rs.getLong(2));
             }
+        }
+    }
+
+    @Override
+    public List<Long> pendingRetryDelaysMs() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(pendingRetriesSql.sql())) {
+            pendingRetriesSql.set(ps, "scan_max", PENDING_RETRIES_SCAN_ROWS);
+            pendingRetriesSql.set(ps, "max", PENDING_RETRIES_MAX);
+            List<Long> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getLong(1));
+                }
+            }
+            return out;
         }
     }
 

@@ -53,8 +53,17 @@ interface OutboxStore {
     /** pending or leased -> poisoned; returns the rows this call poisoned. */
     List<PoisonedRow> poison(List<Poison> rows) throws SQLException;
 
-    /** Sends a NOTIFY on {@code channel}: rows given back are claimable, and every task listening claims at once. */
+    /**
+     * Rows given back are claimable: every task of the table claims at once, as after a writer's clear (a NOTIFY on
+     * {@code channel}, and the wake-up flag taken down with the clear counted, for a task whose NOTIFY is lost).
+     */
     void wake(String channel) throws SQLException;
+
+    /**
+     * At a task's start: in how many ms the rows released with a backoff fall due, soonest first (an earlier
+     * incarnation held their retry times in its memory); from the first rows in line only.
+     */
+    List<Long> pendingRetryDelaysMs() throws SQLException;
 
     /** leased -> leased: renews the leases of rows this incarnation holds. */
     void extend(Collection<Long> seqs) throws SQLException;

@@ -151,7 +151,8 @@ final class RowWrites {
      * At stop: lost claims given back, then every row still in flight released at once
      * ({@link AttemptAtStop} says which keep their attempt), and the tasks woken to claim them: a restarted
      * incarnation that started before this one stopped is waiting. Their next owner delivers them again: a
-     * consumer may see them twice.
+     * consumer may see them twice. With outbox.ordering=strict the tasks are woken at every stop: a row this
+     * incarnation stamped may head a subject whose next row the waiting incarnation could not claim before.
      */
     void releaseAtStop() throws SQLException {
         boolean lostClaims = giveBackLostClaims();
@@ -166,12 +167,12 @@ final class RowWrites {
                 + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
                 inFlight.stream().filter(r -> !r.returnAttempt()).count());
         }
-        if ((lostClaims || !inFlight.isEmpty()) && wakeChannel != null) {
+        if ((lostClaims || !inFlight.isEmpty() || order.strict()) && wakeChannel != null) {
             try {
                 store.wake(wakeChannel);
             } catch (SQLException e) {
-                log.warn("Could not NOTIFY {} after giving leases back at stop ({}); the rows are claimed at the next"
-                    + " look or sweep", wakeChannel, e.getMessage());
+                log.warn("Could not wake the other tasks of the table at stop ({}); the rows it gave back are claimed"
+                    + " at the next sweep at the latest", e.getMessage());
             }
         }
     }

@@ -19,9 +19,19 @@ record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCou
                      boolean mayAddToCount, String role) {
     private static final NamedSql SQL = NamedSql.load(WakeupObjects.class, "wakeup.sql");
 
+    /** The quoted name of the flag of {@code table} (as configured, unquoted). */
+    static String flagName(String table) {
+        return Identifiers.quoteQualified(table + "_wakeup");
+    }
+
+    /** The quoted name of the count of the flag's clears of {@code table}. */
+    static String clearsName(String table) {
+        return Identifiers.quoteQualified(table + "_wakeup_clears");
+    }
+
     static WakeupObjects of(Connection c, String table) throws SQLException {
-        String flag = Identifiers.quoteQualified(table + "_wakeup");
-        String clears = Identifiers.quoteQualified(table + "_wakeup_clears");
+        String flag = flagName(table);
+        String clears = clearsName(table);
         NamedSql.Bindable sql = SQL.bindable("WakeupObjects", "");
         try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
             sql.set(ps, "flag", flag);

@@ -249,9 +249,26 @@ UPDATE {table}
  WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL;
 
 -- name: WakeTasks
--- After a stop gave leases back: every task listening claims at once, as after a writer's NOTIFY, instead
--- of leaving those rows to the sweep (a restarted task that started before the old one stopped waits).
-SELECT pg_notify(:channel, '');
+-- After a stop gave leases back (with outbox.ordering=strict, after any stop: a row it stamped may be what a later
+-- row of its subject waits behind): every task of the table claims at once, as after a writer's clear, instead of
+-- leaving those rows to the sweep (a restarted task that started before the old one stopped waits). The NOTIFY
+-- wakes the tasks listening; the flag taken down with its clear counted wakes, at its next look, a task whose
+-- NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead unseen), which a NOTIFY alone never did. :flag and
+-- :clears are the quoted names of the table's flag and count, bound as text; each is used only where the table
+-- has it and the role may (an older table, a role before migration V9: the NOTIFY alone).
+SELECT pg_notify(:channel, ''),
+       CASE WHEN has_sequence_privilege(to_regclass(:flag), 'UPDATE') THEN setval(to_regclass(:flag), 0, true) END,
+       CASE WHEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE') THEN nextval(to_regclass(:clears)) END;
+
+-- name: PendingRetries
+-- At a task's start: how long until the rows released with a backoff fall due (by an earlier incarnation, whose
+-- retry times were in its memory), the soonest first, in ms. Only the first :scan_max rows in line are read: past
+-- those the task has rows to claim, and its claims take such a row once it is due.
+SELECT DISTINCT ceil(EXTRACT(EPOCH FROM q.next_attempt_at - now()) * 1000)::bigint
+  FROM (SELECT next_attempt_at FROM {table} WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
+         ORDER BY seq LIMIT :scan_max) q
+ WHERE q.next_attempt_at > now()
+ ORDER BY 1 LIMIT :max;
 
 -- name: ReleaseUnknownLeases
 -- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit

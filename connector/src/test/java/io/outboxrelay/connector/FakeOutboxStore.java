@@ -355,6 +355,13 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     @Override
+    public List<Long> pendingRetryDelaysMs() {
+        long now = clock.getAsLong();
+        return rows.values().stream().filter(r -> r.pending() && r.nextAttemptAt > now)
+            .map(r -> r.nextAttemptAt - now).distinct().sorted().toList();
+    }
+
+    @Override
     public ClaimPacer.Flag wakeupFlag() {
         return flag;
     }

@@ -460,6 +460,78 @@ class JdbcOutboxStoreIT {
     }
 
     /**
+     * A stop that gave rows back wakes the tasks as a writer's clear does: besides its NOTIFY it takes the flag down
+     * and counts the clear, so a waiting task whose NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead
+     * unseen) claims at its next look. The negative control is the NOTIFY alone, as the wake was before: a look after
+     * it sees nothing, and those rows waited for the sweep.
+     */
+    @Test
+    void wakingTheTasksIsSeenByTheLookOfATaskWhoseNotifyIsLost() throws Exception {
+        WakeupFlag waiting = WakeupFlag.of(pool, "events");
+        long token = waiting.arm();
+        db.execute("SELECT pg_notify('outbox_events', '')");
+        assertThat(waiting.clearedSince(token)).as("the negative control: a NOTIFY alone").isFalse();
+
+        claimer("wake-0", 60_000).wake("outbox_events");
+        assertThat(waiting.clearedSince(token)).isTrue();
+        assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("the flag is down").isZero();
+    }
+
+    /**
+     * A role without the grant migration V9 gives (UPDATE on the count) still wakes the tasks: NOTIFY and the flag
+     * taken down, which a waiting task's look sees as well, never an error that would skip the NOTIFY.
+     */
+    @Test
+    void aRoleThatMayNotAddToTheCountStillWakesTheTasks() throws Exception {
+        String role = "wake_v8_" + System.nanoTime();
+        db.execute("CREATE ROLE " + role + " LOGIN IN ROLE outbox_relay");
+        db.execute("REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
+        try (HikariDataSource asRole = new TestDatabase(db.name(), db.jdbcUrl(), role, db.password()).pool(role, 1);
+             Connection listener = db.connect()) {
+            try (Statement st = listener.createStatement()) {
+                st.execute("LISTEN outbox_events");
+            }
+            WakeupFlag waiting = WakeupFlag.of(pool, "events");
+            long token = waiting.arm();
+            new JdbcOutboxStore(asRole, "events", "\"events\"", "wake-1", "0b", 1, 0, 60_000, "outbox_events_fanned",
+                null).wake("outbox_events");
+            List<String> received = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                received.addAll(notifications(listener));
+                return !received.isEmpty();
+            });
+            assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+                .as("not counted: the role may not").isEqualTo(token);
+            assertThat(waiting.clearedSince(token)).as("the flag is down").isTrue();
+        } finally {
+            db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
+            db.execute("DROP ROLE " + role);
+        }
+    }
+
+    /**
+     * At its start a task reads when the rows an earlier incarnation released with a backoff fall due: that
+     * incarnation held the retry times in its memory. Rows due already, fanned out or poisoned are not listed.
+     */
+    @Test
+    void pendingRetriesTellWhenRowsReleasedWithABackoffFallDue() throws Exception {
+        db.insertEvents(5, 5, "t.a");
+        long first = db.queryLong("SELECT min(seq) FROM events");
+        db.execute("UPDATE events SET next_attempt_at = now() + interval '5 s' WHERE seq = " + first);
+        db.execute("UPDATE events SET next_attempt_at = now() + interval '30 s' WHERE seq = " + (first + 1));
+        db.execute("UPDATE events SET next_attempt_at = now() - interval '1 s' WHERE seq = " + (first + 2));
+        db.execute("UPDATE events SET next_attempt_at = now() + interval '9 s', fanned_out_at = now() WHERE seq = "
+            + (first + 3));
+        db.execute("UPDATE events SET next_attempt_at = now() + interval '9 s', poisoned_at = now() WHERE seq = "
+            + (first + 4));
+
+        List<Long> delays = claimer("retries-0", 60_000).pendingRetryDelaysMs();
+        assertThat(delays).hasSize(2);
+        assertThat(delays.get(0)).isBetween(4_000L, 5_000L);
+        assertThat(delays.get(1)).isBetween(29_000L, 30_000L);
+    }
+
+    /**
      * The relay's sessions keep a generic plan of the claim for as long as they live (SessionSetup). Made on
      * a table of a few rows, it must still read the table by index once the table has grown: the claim reads
      * the partial index in seq order, and the stamp and the lease update read the primary key for their seqs

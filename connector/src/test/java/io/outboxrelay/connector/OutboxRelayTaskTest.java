@@ -130,6 +130,31 @@ class OutboxRelayTaskTest {
         assertThat(store.row(2).attempts).isEqualTo(2);
     }
 
+    /**
+     * A row released with a backoff by an incarnation that then stopped (a rebalance) is retried when its backoff
+     * ends, not at the next incarnation's sweep a minute later: the retry time was in the stopped incarnation's
+     * memory, and the next one, quiet with nothing else to claim, reads the pending retry times at its start.
+     */
+    @Test
+    void aRowReleasedWithABackoffBeforeARestartIsRetriedWhenItFallsDueNotAtTheSweep() throws Exception {
+        store.withWakeupFlag();
+        store.insert(1, "a");
+        Map<String, String> props = Map.of("errors.tolerance", "all", "outbox.listen.enabled", "true");
+        start(props);
+        task.commitRecord(task.poll().get(0), null); // dropped under errors.tolerance=all
+        task.stop(); // releases it with its backoff
+        task = null;
+        long dueAt = store.row(1).nextAttemptAt;
+        assertThat(dueAt - clock.millis()).as("released with the first backoff").isEqualTo(2_000);
+
+        start(props);
+        quiet();
+        clock.advance(dueAt - 1 - clock.millis());
+        assertThat(task.poll()).as("the negative control: not before it is due").isNull();
+        clock.advance(1);
+        assertThat(seqs(task.poll())).as("claimed when due, 58 s before the sweep").containsExactly(1L);
+    }
+
     @Test
     void aGracefulStopGivesAttemptsBackExceptForTheLastBatchConnectMayNotHaveSent() throws Exception {
         for (long seq = 1; seq <= 4; seq++) {
@@ -280,6 +305,26 @@ class OutboxRelayTaskTest {
         task.stop();
         task = null;
         assertThat(store.wakes).hasSize(1);
+    }
+
+    /**
+     * With outbox.ordering=strict a stop wakes the other tasks even with nothing in flight: a row this incarnation
+     * stamped may head a subject whose next row a restarted incarnation (started before this one stopped) could not
+     * claim, and now waits for, quiet, with no writer to wake it.
+     */
+    @Test
+    void withStrictOrderingEveryStopWakesTheOtherTasks() throws Exception {
+        store.withWakeupFlag();
+        store.insert(1, "a");
+        start(Map.of("outbox.listen.enabled", "true", "outbox.ordering", "strict"));
+        List<SourceRecord> records = task.poll();
+        task.commitRecord(records.get(0), at(1));
+        clock.advance(LINGER_MS);
+        assertThat(task.poll()).isNull();
+        assertThat(store.row(1).fanout).as("stamped before the stop").isNotNull();
+        task.stop();
+        task = null;
+        assertThat(store.wakes).containsExactly("outbox_events");
     }
 
     /**
