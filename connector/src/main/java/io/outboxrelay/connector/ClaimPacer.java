@@ -2,7 +2,7 @@ package io.outboxrelay.connector;
 
 import java.sql.SQLException;
 import java.util.List;
-import java.util.PriorityQueue;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,7 +90,7 @@ final class ClaimPacer {
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
     private Listener listener = Listener.NONE;
-    private final PriorityQueue<Long> retryTimes = new PriorityQueue<>();
+    private final TreeSet<Long> retryTimes = new TreeSet<>();
     private volatile State state = State.ACTIVE;
     private volatile boolean woken;
     private long claimAt;
@@ -153,9 +153,14 @@ final class ClaimPacer {
         claimAt = Math.min(claimAt, now);
     }
 
-    /** A failed row was released with a backoff: it is claimable again from {@code at} on. */
+    /** A row was released with a backoff (by this task, or one the claim reported): it is claimable from {@code at} on. */
     void retryAt(long at) {
         retryTimes.add(at);
+    }
+
+    /** Whether a row released with a backoff is still to be claimed when due: at a stop, others must learn of it. */
+    boolean retriesPending() {
+        return !retryTimes.isEmpty();
     }
 
     /**
@@ -168,7 +173,7 @@ final class ClaimPacer {
             look(now);
         }
         boolean sweep = now >= nextSweepAt;
-        boolean retry = !retryTimes.isEmpty() && retryTimes.peek() <= now;
+        boolean retry = !retryTimes.isEmpty() && retryTimes.first() <= now;
         if (!room || !(now >= claimAt || sweep || retry)) {
             return null;
         }
@@ -182,9 +187,7 @@ final class ClaimPacer {
         if (sweep) {
             nextSweepAt = now + sweepIntervalMs;
         }
-        while (!retryTimes.isEmpty() && retryTimes.peek() <= now) {
-            retryTimes.poll();
-        }
+        retryTimes.headSet(now, true).clear();
         return new Claim(state == State.SETTLING ? watch : List.of(), capture, sweep);
     }
 
@@ -246,7 +249,7 @@ final class ClaimPacer {
         if (room) {
             until = Math.min(until, Math.min(claimAt, nextSweepAt));
             if (!retryTimes.isEmpty()) {
-                until = Math.min(until, retryTimes.peek());
+                until = Math.min(until, retryTimes.first());
             }
         }
         return Math.max(0, Math.min(MAX_WAIT_MS, until - now));

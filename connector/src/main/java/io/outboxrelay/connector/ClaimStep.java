@@ -61,6 +61,9 @@ final class ClaimStep {
             sizer.claimed(claim.full(limit), claim.retry(), more);
             metrics.claimSize(sizer.next(), limit);
             pacer.claimed(clock.millis(), claim.rows().size(), more, result.running(), result.inProgress());
+            // rows of the share released with a backoff by an earlier incarnation or another task (docs/wakeup.md)
+            long reported = clock.millis() + RowWrites.RETRY_CLOCK_MARGIN_MS;
+            result.retryInMs().forEach(ms -> pacer.retryAt(reported + ms));
             if (claim.rows().isEmpty()) {
                 return;
             }

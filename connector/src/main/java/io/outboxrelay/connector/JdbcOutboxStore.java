@@ -29,10 +29,6 @@ final class JdbcOutboxStore implements OutboxStore {
     static final int POISONED_TEXT_MAX_CHARS = 1_000;
     /** The backlog probe counts this many rows at most; beyond, it reports PostgreSQL's estimate. */
     static final int BACKLOG_EXACT_ROWS = 100_000;
-    /** PendingRetries reads the first this many rows in line for their retry times at a task's start. */
-    static final int PENDING_RETRIES_SCAN_ROWS = 10_000;
-    /** ... and returns at most this many distinct times, the soonest. */
-    static final int PENDING_RETRIES_MAX = 1_000;
     /**
      * The recovery of unknown leases reads this many rows from the head of the line: far more than every
      * task's rows in flight at the largest settings (tasks x outbox.batch.max.size x in-flight batches).
@@ -83,7 +79,6 @@ final class JdbcOutboxStore implements OutboxStore {
     private final NamedSql.Bindable takeBackUnknownSql;
     private final NamedSql.Bindable takeoverHorizonSql;
     private final NamedSql.Bindable backlogSql;
-    private final NamedSql.Bindable pendingRetriesSql;
     private final NamedSql.Bindable retainedSql;
     /**
      * While rows are so large that the byte budget cuts claims, the next claim asks for one row more than the
@@ -139,7 +134,6 @@ final class JdbcOutboxStore implements OutboxStore {
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
         this.takeoverHorizonSql = SQL.bindable("TakeoverHorizon", quotedTable, columns::expand);
         this.backlogSql = SQL.bindable("Backlog", quotedTable, columns::expand);
-        this.pendingRetriesSql = SQL.bindable("PendingRetries", quotedTable, columns::expand);
         this.retainedSql = SQL.bindable("DeleteRetained", quotedTable, columns::expand);
     }
 
@@ -282,13 +276,15 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    /** Columns 1-15 are a claimed row (ClaimedRowReader), 16-19 the statement's results. */
+    /** Columns 1-15 are a claimed row (ClaimedRowReader), 16-20 the statement's results. */
     private PassResult read(ResultSet rs, int asked, int limit) throws SQLException {
         rs.next(); // always one row: the statement's results, and the first claimed row if any
         int stamped = rs.getInt(16);
         List<String> running = strings(rs.getArray(18));
         Array inProgress = rs.getArray(19);
         List<String> captured = inProgress == null ? null : strings(inProgress);
+        Array retryIn = rs.getArray(20);
+        List<Long> retryInMs = retryIn == null ? List.of() : List.of((Long[]) retryIn.getArray());
         List<ClaimedRow> rows = new ArrayList<>(asked);
         int found = 0;
         long bytes = 0;
@@ -301,7 +297,7 @@ final class JdbcOutboxStore implements OutboxStore {
             } while (rs.next());
         }
         Claim claim = rows.isEmpty() ? Claim.NONE : sized(rows, found, bytes, asked, limit);
-        return new PassResult(stamped, claim, running, captured);
+        return new PassResult(stamped, claim, running, captured, retryInMs);
     }
 
     private static List<String> strings(Array array) throws SQLException {
@@ -531,22 +527,6 @@ final class JdbcOutboxStore implements OutboxStore {
                 rs.next();
                 return new Backlog(rs.getLong(1), rs.getLong(2));
             }
-        }
-    }
-
-    @Override
-    public List<Long> pendingRetryDelaysMs() throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(pendingRetriesSql.sql())) {
-            pendingRetriesSql.set(ps, "scan_max", PENDING_RETRIES_SCAN_ROWS);
-            pendingRetriesSql.set(ps, "max", PENDING_RETRIES_MAX);
-            List<Long> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(rs.getLong(1));
-                }
-            }
-            return out;
         }
     }
 

@@ -265,8 +265,7 @@ public class OutboxRelayTask extends SourceTask {
     /**
      * Before the first claim: no running connector may serve other subscriptions on the table (their
      * subscribers would lose the rows this task stamps), the rows committed source offsets name are stamped
-     * ({@link SlotReconciler}), the rows an earlier incarnation released with a backoff are claimed when due (it
-     * held their retry times), and the table's wake-up flag, if it has one.
+     * ({@link SlotReconciler}), and the table's wake-up flag, if it has one.
      */
     private void firstPass() throws SQLException {
         String conflict = store.tableShareConflict();
@@ -274,9 +273,6 @@ public class OutboxRelayTask extends SourceTask {
             throw new ConnectException(conflict);
         }
         reconciler.reconcile(store);
-        List<Long> retryDelays = store.pendingRetryDelaysMs(); // counted from the database's time as it ran
-        long now = clock.millis();
-        retryDelays.forEach(delayMs -> pacer.retryAt(now + delayMs)); // claimed when due
         if (config.connector().listenEnabled()) {
             ClaimPacer.Flag flag = store.wakeupFlag();
             if (flag != null && !flag.counted()) {

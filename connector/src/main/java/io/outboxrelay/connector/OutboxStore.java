@@ -58,13 +58,6 @@ interface OutboxStore {
      * {@code channel}, and the wake-up flag taken down with the clear counted, for a task whose NOTIFY is lost).
      */
     void wake(String channel) throws SQLException;
-
-    /**
-     * At a task's start: in how many ms the rows released with a backoff fall due, soonest first (an earlier
-     * incarnation held their retry times in its memory); from the first rows in line only.
-     */
-    List<Long> pendingRetryDelaysMs() throws SQLException;
-
     /** leased -> leased: renews the leases of rows this incarnation holds. */
     void extend(Collection<Long> seqs) throws SQLException;
 
@@ -102,10 +95,11 @@ interface OutboxStore {
     }
 
     /**
-     * What a pass did: rows stamped, the claim, of the watched transactions those still in progress, and the
-     * transactions in progress (null unless the pass asked to note them).
+     * What a pass did: rows stamped, the claim, of the watched transactions those still in progress, the
+     * transactions in progress (null unless the pass asked to note them), and, when it did, in how many ms the rows
+     * of the task's share released with a backoff fall due (the soonest first).
      */
-    record PassResult(int stamped, Claim claim, List<String> running, List<String> inProgress) {
+    record PassResult(int stamped, Claim claim, List<String> running, List<String> inProgress, List<Long> retryInMs) {
     }
 
     /**

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 final class RowWrites {
     private static final Logger log = LoggerFactory.getLogger(RowWrites.class);
     /** Covers a database clock a little ahead of the worker's when a released row falls due. */
-    private static final long RETRY_CLOCK_MARGIN_MS = 100;
+    static final long RETRY_CLOCK_MARGIN_MS = 100;
     /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
     private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
 
@@ -151,8 +151,7 @@ final class RowWrites {
      * At stop: lost claims given back, then every row still in flight released at once
      * ({@link AttemptAtStop} says which keep their attempt), and the tasks woken to claim them: a restarted
      * incarnation that started before this one stopped is waiting. Their next owner delivers them again: a
-     * consumer may see them twice. With outbox.ordering=strict the tasks are woken at every stop: a row this
-     * incarnation stamped may head a subject whose next row the waiting incarnation could not claim before.
+     * consumer may see them twice.
      */
     void releaseAtStop() throws SQLException {
         boolean lostClaims = giveBackLostClaims();
@@ -167,13 +166,24 @@ final class RowWrites {
                 + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
                 inFlight.stream().filter(r -> !r.returnAttempt()).count());
         }
-        if ((lostClaims || !inFlight.isEmpty() || order.strict()) && wakeChannel != null) {
-            try {
-                store.wake(wakeChannel);
-            } catch (SQLException e) {
-                log.warn("Could not wake the other tasks of the table at stop ({}); the rows it gave back are claimed"
-                    + " at the next sweep at the latest", e.getMessage());
-            }
+        wakeAtStop(lostClaims || !inFlight.isEmpty());
+    }
+
+    /**
+     * The last step of a stop: the other tasks of the table are woken when this one leaves rows to them: rows it
+     * gave back, rows released with a backoff whose time has not come (this task held it: a task learns such times
+     * as it arms, docs/wakeup.md), or, with outbox.ordering=strict, any row it stamped (it may head a subject whose
+     * next row another incarnation could not claim before).
+     */
+    private void wakeAtStop(boolean gaveBack) {
+        if (!(gaveBack || pacer.retriesPending() || order.strict()) || wakeChannel == null) {
+            return;
+        }
+        try {
+            store.wake(wakeChannel);
+        } catch (SQLException e) {
+            log.warn("Could not wake the other tasks of the table at stop ({}); the rows it left are claimed at a"
+                + " task's next look if the flag went down, at the next sweep at the latest", e.getMessage());
         }
     }
 
@@ -196,6 +206,7 @@ final class RowWrites {
                 + " the next start of this task stamps those a committed offset names and produces the others ({}"
                 + " of them got their attempt back)", inFlight.size(), returnedAttempts(inFlight).size());
         }
+        wakeAtStop(false);
     }
 
     private static List<Long> returnedAttempts(List<OutboxStore.Release> releases) {

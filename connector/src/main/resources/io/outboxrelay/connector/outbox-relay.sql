@@ -60,7 +60,11 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
 -- none); and with :capture, every transaction that may be in progress in that snapshot: those it lists, and
 -- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
--- above its xmax, and the newest writers may be there when nothing later has ended yet).
+-- above its xmax, and the newest writers may be there when nothing later has ended yet), and in how many ms the
+-- rows of the task's share released with a backoff fall due (among its first 10,000 rows in line, the 1,000 soonest
+-- times): the task claims then even while quiet. Its own releases it times itself, but not those of an earlier
+-- incarnation or of another task that held the share, whose times went with them; the task's claims take such a row
+-- once due while rows keep coming, and this tells a task about to wait for a NOTIFY.
 --
 -- h is MATERIALIZED: inlined, as PostgreSQL does with a CTE read once, its aggregate over c was computed again for
 -- every row of c (a claim of 2,000 rows: 0.77 s, 19 ms materialized). u reaches the rows of p by their seqs alone and
@@ -68,7 +72,7 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- of p in every partition once per row of p (a claim of 2,000 rows read some 560,000 buffers, now 10,000).
 --
 -- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent,
--- watch, in progress: 16-19); with nothing claimed there is one row, its claimed columns null.
+-- watch, in progress, retry times: 16-20); with nothing claimed there is one row, its claimed columns null.
 WITH s AS (
   UPDATE {table} e
      SET fanned_out_at = now(), fanout = (:stamp_fanouts::text[])[width_bucket(e.seq, :stamp_seqs::bigint[])]::jsonb,
@@ -141,10 +145,18 @@ w AS (
               THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x
                          UNION ALL
                          SELECT g::text FROM generate_series(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
-                                                             pg_current_xact_id()::text::bigint - 1) g) END AS in_progress)
+                                                             pg_current_xact_id()::text::bigint - 1) g) END AS in_progress,
+         CASE WHEN :capture::boolean
+              THEN ARRAY(SELECT DISTINCT ceil(EXTRACT(EPOCH FROM q.next_attempt_at - now()) * 1000)::bigint
+                           FROM (SELECT r.next_attempt_at FROM {table} r
+                                  WHERE r.fanned_out_at IS NULL AND r.poisoned_at IS NULL
+                                    AND hashtext(r.{col.subject}::text)::bigint + 2147483648
+                                        BETWEEN :share_low::bigint AND :share_high::bigint
+                                  ORDER BY r.seq LIMIT 10000) q
+                          WHERE q.next_attempt_at > now() ORDER BY 1 LIMIT 1000) END AS retry_in)
 SELECT k.seq, k.id, k.type, k.subject, k.payload, k.occurred_at, k.attempts, k.last_error, k.headers,
        k.lease_expired, k.taken_over, k.found, k.bytes, k.read, k.raw,
-       st.stamped, rc.sent, w.running, w.in_progress
+       st.stamped, rc.sent, w.running, w.in_progress, w.retry_in
   FROM st CROSS JOIN rc CROSS JOIN w LEFT JOIN claimed k ON true
  ORDER BY k.seq;
 
@@ -249,26 +261,19 @@ UPDATE {table}
  WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL;
 
 -- name: WakeTasks
--- After a stop gave leases back (with outbox.ordering=strict, after any stop: a row it stamped may be what a later
--- row of its subject waits behind): every task of the table claims at once, as after a writer's clear, instead of
--- leaving those rows to the sweep (a restarted task that started before the old one stopped waits). The NOTIFY
--- wakes the tasks listening; the flag taken down with its clear counted wakes, at its next look, a task whose
--- NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead unseen), which a NOTIFY alone never did. :flag and
--- :clears are the quoted names of the table's flag and count, bound as text; each is used only where the table
--- has it and the role may (an older table, a role before migration V9: the NOTIFY alone).
+-- At a stop that leaves rows to the other tasks: leases given back, retry times it kept that have not come yet, or,
+-- with outbox.ordering=strict, any stamp (a later row of its subject may wait behind it). Every task of the table
+-- claims at once, as after a writer's clear, instead of leaving those rows to the sweep (a restarted incarnation
+-- may have started before this one stopped). The NOTIFY wakes the tasks listening; the flag taken down with the
+-- clear counted wakes, at its next look, a task whose NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead
+-- unseen), which a NOTIFY alone never did. :flag and :clears are the quoted names of the table's flag and count,
+-- bound as text. Both or neither: where the table has no count, or the role may not add to it (before migration
+-- V9), the NOTIFY goes alone, since a flag taken down without a count is hidden from a waiting task by the next
+-- arming.
 SELECT pg_notify(:channel, ''),
-       CASE WHEN has_sequence_privilege(to_regclass(:flag), 'UPDATE') THEN setval(to_regclass(:flag), 0, true) END,
-       CASE WHEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE') THEN nextval(to_regclass(:clears)) END;
-
--- name: PendingRetries
--- At a task's start: how long until the rows released with a backoff fall due (by an earlier incarnation, whose
--- retry times were in its memory), the soonest first, in ms. Only the first :scan_max rows in line are read: past
--- those the task has rows to claim, and its claims take such a row once it is due.
-SELECT DISTINCT ceil(EXTRACT(EPOCH FROM q.next_attempt_at - now()) * 1000)::bigint
-  FROM (SELECT next_attempt_at FROM {table} WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
-         ORDER BY seq LIMIT :scan_max) q
- WHERE q.next_attempt_at > now()
- ORDER BY 1 LIMIT :max;
+       CASE WHEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE')
+                 AND has_sequence_privilege(to_regclass(:flag), 'UPDATE')
+            THEN setval(to_regclass(:flag), 0, true) + nextval(to_regclass(:clears)) END;
 
 -- name: ReleaseUnknownLeases
 -- Rows leased by this incarnation of the task that it does not know it holds: a claim whose commit

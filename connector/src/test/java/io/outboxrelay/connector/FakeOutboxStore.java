@@ -127,7 +127,15 @@ final class FakeOutboxStore implements OutboxStore {
         Claim claim = pass.limit() > 0 ? claimRows(pass.limit()) : Claim.NONE;
         passes.add(pass);
         List<String> running = pass.watch().stream().filter(inProgress::contains).toList();
-        return new PassResult(stamped, claim, running, pass.capture() ? List.copyOf(inProgress) : null);
+        return new PassResult(stamped, claim, running, pass.capture() ? List.copyOf(inProgress) : null,
+            pass.capture() ? retryInMs() : List.of());
+    }
+
+    /** As ClaimRows when it notes the transactions in progress: when the rows released with a backoff fall due. */
+    private List<Long> retryInMs() {
+        long now = clock.getAsLong();
+        return rows.values().stream().filter(r -> r.pending() && r.nextAttemptAt > now)
+            .map(r -> r.nextAttemptAt - now).distinct().sorted().toList();
     }
 
     private Claim claimRows(int limit) throws SQLException {
@@ -352,13 +360,6 @@ final class FakeOutboxStore implements OutboxStore {
     public void wake(String channel) throws SQLException {
         maybeFail("wake");
         wakes.add(channel);
-    }
-
-    @Override
-    public List<Long> pendingRetryDelaysMs() {
-        long now = clock.getAsLong();
-        return rows.values().stream().filter(r -> r.pending() && r.nextAttemptAt > now)
-            .map(r -> r.nextAttemptAt - now).distinct().sorted().toList();
     }
 
     @Override

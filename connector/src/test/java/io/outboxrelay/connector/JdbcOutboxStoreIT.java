@@ -478,8 +478,9 @@ class JdbcOutboxStoreIT {
     }
 
     /**
-     * A role without the grant migration V9 gives (UPDATE on the count) still wakes the tasks: NOTIFY and the flag
-     * taken down, which a waiting task's look sees as well, never an error that would skip the NOTIFY.
+     * A role without the grant migration V9 gives (UPDATE on the count) still wakes the tasks with its NOTIFY, never an
+     * error that would skip it, and leaves the flag up: taken down without a count, the next arming would hide it from
+     * a waiting task, and a writer that then read it down would count nothing either.
      */
     @Test
     void aRoleThatMayNotAddToTheCountStillWakesTheTasks() throws Exception {
@@ -502,7 +503,8 @@ class JdbcOutboxStoreIT {
             });
             assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
                 .as("not counted: the role may not").isEqualTo(token);
-            assertThat(waiting.clearedSince(token)).as("the flag is down").isTrue();
+            assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("the flag stays up").isEqualTo(1);
+            db.execute("SELECT setval('events_wakeup', 0, true)");
         } finally {
             db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
             db.execute("DROP ROLE " + role);
@@ -510,25 +512,43 @@ class JdbcOutboxStoreIT {
     }
 
     /**
-     * At its start a task reads when the rows an earlier incarnation released with a backoff fall due: that
-     * incarnation held the retry times in its memory. Rows due already, fanned out or poisoned are not listed.
+     * The claim a task makes as it arms (noting the transactions in progress) also tells when the rows of its share
+     * released with a backoff fall due: an earlier incarnation, or another task that held the share, kept those times
+     * and went. Rows due already, fanned out, poisoned or of the other share are not told; a claim that does not note
+     * the transactions tells nothing (the control).
      */
     @Test
-    void pendingRetriesTellWhenRowsReleasedWithABackoffFallDue() throws Exception {
-        db.insertEvents(5, 5, "t.a");
-        long first = db.queryLong("SELECT min(seq) FROM events");
-        db.execute("UPDATE events SET next_attempt_at = now() + interval '5 s' WHERE seq = " + first);
-        db.execute("UPDATE events SET next_attempt_at = now() + interval '30 s' WHERE seq = " + (first + 1));
-        db.execute("UPDATE events SET next_attempt_at = now() - interval '1 s' WHERE seq = " + (first + 2));
-        db.execute("UPDATE events SET next_attempt_at = now() + interval '9 s', fanned_out_at = now() WHERE seq = "
-            + (first + 3));
-        db.execute("UPDATE events SET next_attempt_at = now() + interval '9 s', poisoned_at = now() WHERE seq = "
-            + (first + 4));
+    void theClaimAtAnArmingTellsWhenTheSharesRowsReleasedWithABackoffFallDue() throws Exception {
+        db.insertEvents(200, 200, "t.a");
+        SubjectShare mine = SubjectShare.of(0, 2);
+        String inMine = "hashtext(subject::text)::bigint + 2147483648 BETWEEN " + mine.low() + " AND " + mine.high();
+        long a = firstSeq(inMine, 0);
+        long b = firstSeq(inMine, 1);
+        long c = firstSeq(inMine, 2);
+        long d = firstSeq(inMine, 3);
+        long e = firstSeq(inMine, 4);
+        long other = firstSeq("NOT (" + inMine + ")", 0);
+        db.execute("UPDATE events SET next_attempt_at = now() + CASE seq"
+            + " WHEN " + a + " THEN interval '5 s' WHEN " + b + " THEN interval '30 s' WHEN " + c + " THEN interval '-1 s'"
+            + " ELSE interval '9 s' END,"
+            + " fanned_out_at = CASE WHEN seq = " + d + " THEN now() END, fanout = CASE WHEN seq = " + d + " THEN '{}'::jsonb END,"
+            + " poisoned_at = CASE WHEN seq = " + e + " THEN now() END,"
+            + " last_error = CASE WHEN seq = " + e + " THEN 'test' END"
+            + " WHERE seq IN (" + a + ", " + b + ", " + c + ", " + d + ", " + e + ", " + other + ")");
+        JdbcOutboxStore taskZeroOfTwo = new JdbcOutboxStore(pool, "events", "\"events\"", "share-0", "0c", 2, 0, 60_000,
+            "", null);
 
-        List<Long> delays = claimer("retries-0", 60_000).pendingRetryDelaysMs();
-        assertThat(delays).hasSize(2);
-        assertThat(delays.get(0)).isBetween(4_000L, 5_000L);
-        assertThat(delays.get(1)).isBetween(29_000L, 30_000L);
+        List<Long> told = taskZeroOfTwo.pass(new OutboxStore.Pass(List.of(), 0, List.of(), true)).retryInMs();
+        assertThat(told).hasSize(2);
+        assertThat(told.get(0)).isBetween(4_000L, 5_000L);
+        assertThat(told.get(1)).isBetween(29_000L, 30_000L);
+        assertThat(taskZeroOfTwo.pass(new OutboxStore.Pass(List.of(), 0, List.of(), false)).retryInMs())
+            .as("the control: a claim that does not note the transactions").isEmpty();
+    }
+
+    /** The {@code n}th (from 0) seq of the rows matching {@code where}. */
+    private static long firstSeq(String where, int n) {
+        return db.queryLong("SELECT seq FROM events WHERE " + where + " ORDER BY seq OFFSET " + n + " LIMIT 1");
     }
 
     /**

@@ -133,7 +133,8 @@ class OutboxRelayTaskTest {
     /**
      * A row released with a backoff by an incarnation that then stopped (a rebalance) is retried when its backoff
      * ends, not at the next incarnation's sweep a minute later: the retry time was in the stopped incarnation's
-     * memory, and the next one, quiet with nothing else to claim, reads the pending retry times at its start.
+     * memory. The stopping one wakes the others (one may be quiet already), and the claim a task makes as it arms
+     * tells it when the rows of its share released with a backoff fall due.
      */
     @Test
     void aRowReleasedWithABackoffBeforeARestartIsRetriedWhenItFallsDueNotAtTheSweep() throws Exception {
@@ -146,12 +147,13 @@ class OutboxRelayTaskTest {
         task = null;
         long dueAt = store.row(1).nextAttemptAt;
         assertThat(dueAt - clock.millis()).as("released with the first backoff").isEqualTo(2_000);
+        assertThat(store.wakes).as("its time has not come: the stop wakes the others").containsExactly("outbox_events");
 
         start(props);
         quiet();
         clock.advance(dueAt - 1 - clock.millis());
         assertThat(task.poll()).as("the negative control: not before it is due").isNull();
-        clock.advance(1);
+        clock.advance(1 + RowWrites.RETRY_CLOCK_MARGIN_MS);
         assertThat(seqs(task.poll())).as("claimed when due, 58 s before the sweep").containsExactly(1L);
     }
 
