@@ -154,19 +154,24 @@ final class RowWrites {
      * consumer may see them twice.
      */
     void releaseAtStop() throws SQLException {
-        boolean lostClaims = giveBackLostClaims();
-        List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
-            if (!releases.isEmpty()) {
-                store.release(releases);
+        boolean gaveBack = true; // until known: a failure midway may have given some back
+        try {
+            boolean lostClaims = giveBackLostClaims();
+            List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
+                if (!releases.isEmpty()) {
+                    store.release(releases);
+                }
+                return releases;
+            });
+            if (!inFlight.isEmpty()) {
+                log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
+                    + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
+                    inFlight.stream().filter(r -> !r.returnAttempt()).count());
             }
-            return releases;
-        });
-        if (!inFlight.isEmpty()) {
-            log.info("Released the leases of {} rows still in flight at stop; they are claimed again at once ({}"
-                + " of them, which may be what stopped the task, keep their attempt)", inFlight.size(),
-                inFlight.stream().filter(r -> !r.returnAttempt()).count());
+            gaveBack = lostClaims || !inFlight.isEmpty();
+        } finally {
+            wakeAtStop(gaveBack);
         }
-        wakeAtStop(lostClaims || !inFlight.isEmpty());
     }
 
     /**
@@ -193,20 +198,24 @@ final class RowWrites {
      * over), their attempt returned as {@link AttemptAtStop} says (docs/exactly-once.md, 3.7).
      */
     void keepLeasesAtStop() throws SQLException {
-        giveBackLostClaims();
-        List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
-            List<Long> returned = returnedAttempts(releases);
-            if (!returned.isEmpty()) {
-                store.returnAttempts(returned);
+        boolean gaveBack = true; // until known: a failure midway may have given some back
+        try {
+            gaveBack = giveBackLostClaims();
+            List<OutboxStore.Release> inFlight = held.flushInFlightAtStop(releases -> {
+                List<Long> returned = returnedAttempts(releases);
+                if (!returned.isEmpty()) {
+                    store.returnAttempts(returned);
+                }
+                return releases;
+            });
+            if (!inFlight.isEmpty()) {
+                log.info("Kept the leases of {} rows still in flight at stop, their transaction's outcome unknown here;"
+                    + " the next start of this task stamps those a committed offset names and produces the others ({}"
+                    + " of them got their attempt back)", inFlight.size(), returnedAttempts(inFlight).size());
             }
-            return releases;
-        });
-        if (!inFlight.isEmpty()) {
-            log.info("Kept the leases of {} rows still in flight at stop, their transaction's outcome unknown here;"
-                + " the next start of this task stamps those a committed offset names and produces the others ({}"
-                + " of them got their attempt back)", inFlight.size(), returnedAttempts(inFlight).size());
+        } finally {
+            wakeAtStop(gaveBack);
         }
-        wakeAtStop(false);
     }
 
     private static List<Long> returnedAttempts(List<OutboxStore.Release> releases) {

@@ -314,6 +314,29 @@ class ExactlyOnceRelayTaskTest {
         assertThat(store.row(1).attempts).as("the last list keeps its attempt").isEqualTo(1);
     }
 
+    /**
+     * With connector boundaries the rows in flight keep their leases at a stop, so there is nothing given back to wake
+     * the other tasks for (the control); with outbox.ordering=strict the stop wakes them all the same: a row it stamped
+     * may head a subject whose next row a restarted incarnation could not claim before (docs/wakeup.md).
+     */
+    @Test
+    void withConnectorBoundariesAStopWakesTheOtherTasksOnlyUnderStrictOrdering() throws Exception {
+        insert(1, 1);
+        start(true, Map.of("outbox.listen.enabled", "true"));
+        assertThat(seqs(task.poll())).containsExactly(1L);
+        task.stop();
+        task = null;
+        assertThat(store.wakes).as("the control: leases kept, nothing left to the others").isEmpty();
+
+        insert(2, 2);
+        start(true, Map.of("outbox.listen.enabled", "true", "outbox.ordering", "strict"));
+        task.poll();
+        task.stop();
+        task = null;
+        assertThat(store.wakes).containsExactly("outbox_events");
+        assertThat(store.releases).as("the leases kept").isEmpty();
+    }
+
     @Test
     void withPollBoundariesAStopReleasesTheRowsInFlightAsBefore() throws Exception {
         insert(1, 2);
