@@ -54,10 +54,12 @@ interface OutboxStore {
     List<PoisonedRow> poison(List<Poison> rows) throws SQLException;
 
     /**
-     * Rows given back are claimable: every task of the table claims at once, as after a writer's clear (a NOTIFY on
-     * {@code channel}, and the wake-up flag taken down with the clear counted, for a task whose NOTIFY is lost).
+     * A stopping task left rows to the others: every task of the table claims at once, as after a writer's clear (a
+     * NOTIFY on {@code channel}, and, where the role may count it, the wake-up flag taken down with the clear counted,
+     * for a task whose NOTIFY is lost).
      */
     void wake(String channel) throws SQLException;
+
     /** leased -> leased: renews the leases of rows this incarnation holds. */
     void extend(Collection<Long> seqs) throws SQLException;
 

@@ -176,7 +176,7 @@ final class RowWrites {
 
     /**
      * The last step of a stop: the other tasks of the table are woken when this one leaves rows to them: rows it
-     * gave back, rows released with a backoff whose time has not come (this task held it: a task learns such times
+     * gave back, rows released with a backoff it has not claimed again yet (it held their times: a task learns them
      * as it arms, docs/wakeup.md), or, with outbox.ordering=strict, any row it stamped (it may head a subject whose
      * next row another incarnation could not claim before).
      */
