@@ -81,6 +81,8 @@ final class ClaimPacer {
      * small statements, so a task does it only once it has been busy this long.
      */
     static final long DEAF_AFTER_MS = 1_000;
+    /** Covers a database clock a little ahead of the worker's when a released row falls due. */
+    static final long RETRY_CLOCK_MARGIN_MS = 100;
     /** At most one warning this often about a flag the task cannot arm or read. */
     private static final long WARN_EVERY_MS = 60_000;
 
@@ -156,6 +158,14 @@ final class ClaimPacer {
     /** A row was released with a backoff (by this task, or one the claim reported): it is claimable from {@code at} on. */
     void retryAt(long at) {
         retryTimes.add(at);
+    }
+
+    /**
+     * A row is claimable {@code delayMs} after a statement that ended at {@code now} (a release's backoff, or a delay
+     * the claim of an arming reported): claimed no earlier than {@link #RETRY_CLOCK_MARGIN_MS} after that.
+     */
+    void retryIn(long now, long delayMs) {
+        retryAt(now + RETRY_CLOCK_MARGIN_MS + delayMs);
     }
 
     /** Whether a row released with a backoff is still to be claimed when due: at a stop, others must learn of it. */

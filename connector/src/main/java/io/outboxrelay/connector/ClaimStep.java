@@ -62,8 +62,8 @@ final class ClaimStep {
             metrics.claimSize(sizer.next(), limit);
             pacer.claimed(clock.millis(), claim.rows().size(), more, result.running(), result.inProgress());
             // rows of the share released with a backoff by an earlier incarnation or another task (docs/wakeup.md)
-            long reported = clock.millis() + RowWrites.RETRY_CLOCK_MARGIN_MS;
-            result.retryInMs().forEach(ms -> pacer.retryAt(reported + ms));
+            long reported = clock.millis();
+            result.retryInMs().forEach(ms -> pacer.retryIn(reported, ms));
             if (claim.rows().isEmpty()) {
                 return;
             }

@@ -16,8 +16,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RowWrites {
     private static final Logger log = LoggerFactory.getLogger(RowWrites.class);
-    /** Covers a database clock a little ahead of the worker's when a released row falls due. */
-    static final long RETRY_CLOCK_MARGIN_MS = 100;
     /** Bounds {@link #attemptReturned}; lost claim results are rare, a few batches per outage. */
     private static final int MAX_ATTEMPTS_RETURNED_REMEMBERED = 100_000;
 
@@ -66,8 +64,8 @@ final class RowWrites {
         });
         if (releases != null) {
             // the database's next_attempt_at was set during the statement: look no earlier than after it
-            long releasedAt = clock.millis() + RETRY_CLOCK_MARGIN_MS;
-            releases.forEach(r -> pacer.retryAt(releasedAt + r.delayMs()));
+            long releasedAt = clock.millis();
+            releases.forEach(r -> pacer.retryIn(releasedAt, r.delayMs()));
             metrics.failed(releases.size());
         }
     }

@@ -154,7 +154,7 @@ class OutboxRelayTaskTest {
         quiet();
         clock.advance(dueAt - 1 - clock.millis());
         assertThat(task.poll()).as("the negative control: not before it is due").isNull();
-        clock.advance(1 + RowWrites.RETRY_CLOCK_MARGIN_MS);
+        clock.advance(1 + ClaimPacer.RETRY_CLOCK_MARGIN_MS);
         assertThat(seqs(task.poll())).as("claimed when due, 58 s before the sweep").containsExactly(1L);
     }
 
