@@ -475,6 +475,8 @@ class JdbcOutboxStoreIT {
         claimer("wake-0", 60_000).wake("outbox_events");
         assertThat(waiting.clearedSince(token)).isTrue();
         assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("the flag is down").isZero();
+        assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
+            .as("and the clear counted: another task's arming would hide a flag down alone").isEqualTo(token + 1);
     }
 
     /**

@@ -152,8 +152,11 @@ class OutboxRelayTaskTest {
         store.passes.clear(); // quiet() looks for this incarnation's arming
         start(props);
         quiet();
+        int armed = store.passes.size();
         clock.advance(dueAt - 1 - clock.millis());
         assertThat(task.poll()).as("the negative control: not before it is due").isNull();
+        assertThat(store.passes.subList(armed, store.passes.size())).as("no claim while quiet before it is due")
+            .noneMatch(p -> p.limit() > 0);
         clock.advance(1 + ClaimPacer.RETRY_CLOCK_MARGIN_MS);
         assertThat(seqs(task.poll())).as("claimed when due, 58 s before the sweep").containsExactly(1L);
     }
