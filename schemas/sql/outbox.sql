@@ -7,11 +7,11 @@
 -- `table` is read as the relay reads outbox.table: an optional schema, one dot, the table; both as written
 -- (not case-folded). Every object below is named after the table and created in its schema (the schema
 -- too, when missing). Safe to re-run: every object is created only when missing, functions, views and the
--- trigger are replaced. The ten blocks below are, to the letter, the versioned migrations
+-- trigger are replaced. The eleven blocks below are, to the letter, the versioned migrations
 -- schemas/migrations/flyway/V1__outbox.sql, V2__outbox_wakeup.sql, V3__outbox_operator_sql.sql,
 -- V4__outbox_wakeup_clears.sql, V5__outbox_partitioned.sql, V6__outbox_replay.sql,
--- V7__outbox_subject_order.sql, V8__outbox_wakeup_when.sql, V9__outbox_wakeup_count_grant.sql and
--- V10__outbox_claim_share_index.sql, which
+-- V7__outbox_subject_order.sql, V8__outbox_wakeup_when.sql, V9__outbox_wakeup_count_grant.sql,
+-- V10__outbox_claim_share_index.sql and V11__outbox_requeue_wakes.sql, which
 -- Flyway and Liquibase users apply instead (docs/upgrading.md); SchemaMigrationsIT keeps them equal.
 --
 -- Row lifecycle (docs/row-lifecycle.md):
@@ -31,6 +31,8 @@
 --                          only while the flag does not read 0 (V8)
 --   events_requeue(seq)    puts one poisoned row back in line
 --   events_requeue_matching(type_pattern, poisoned_from, poisoned_to)  the same in bulk
+--   events_wake_relay()    wakes every relay task as an insert does (flag down, clear counted, NOTIFY); the
+--                          requeues call it (V11)
 --   events_pending         view: rows still to fan out, with age and attempts
 --   events_poisoned        view: poisoned rows, with the reason
 --   outbox_relay           the group role the connector's login role joins
@@ -713,5 +715,96 @@ BEGIN
     || ' WHERE fanned_out_at IS NULL AND poisoned_at IS NULL', n || '_unfanned_v10_idx', s, n, c_subject);
   EXECUTE format('DROP INDEX IF EXISTS %I.%I', s, n || '_unfanned_idx');
   EXECUTE format('ALTER INDEX %I.%I RENAME TO %I', s, n || '_unfanned_v10_idx', n || '_unfanned_idx');
+END;
+$outbox$;
+
+DO $outbox$
+DECLARE
+  -- The names: psql -v table=... -v channel=... (outbox.sql), or these settings of the session.
+  configured text := COALESCE(NULLIF(current_setting('outbox_relay.outbox_table', true), ''), 'events');
+  ch text := COALESCE(NULLIF(current_setting('outbox_relay.notify_channel', true), ''), 'outbox_events');
+  dot int := position('.' IN configured);
+  s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
+  n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
+  tbl text := format('%I.%I', s, n);
+  c_type text := COALESCE(NULLIF(current_setting('outbox_relay.column_type', true), ''), 'type');
+  flag text := format('%I.%I', s, n || '_wakeup');
+  clears text := format('%I.%I', s, n || '_wakeup_clears');
+BEGIN
+  IF s IS NULL OR s = '' OR n = '' THEN
+    RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
+  END IF;
+  IF to_regclass(flag) IS NULL OR to_regclass(clears) IS NULL THEN
+    RAISE EXCEPTION '% has no wake-up flag % or no count of its clears %', tbl, flag, clears
+      USING HINT = 'apply migrations V2 and V4 first, or re-run schemas/sql/outbox.sql';
+  END IF;
+  -- PL/pgSQL checks no column as a function is made: a bulk requeue made with a column the table lacks would fail
+  -- only when an operator needs it.
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                  WHERE attrelid = tbl::regclass AND attname = c_type AND attnum > 0 AND NOT attisdropped) THEN
+    RAISE EXCEPTION '% has no column % for the bulk requeue to match types in', tbl, c_type
+      USING HINT = 'an adopted table: SET outbox_relay.column_type to its type column first (as for V3)';
+  END IF;
+
+  -- As its owner, like the trigger (callers need no grant on the sequences), and for any role that may call it: a
+  -- wake changes no row and costs one claim of each waiting task, what any insert may cost. The count moves at once,
+  -- not at commit: a task that sees it claims noting the transactions in progress and claims again as they end
+  -- (docs/wakeup.md), so a requeue must have written its rows (and so have its transaction id) before it wakes.
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      PERFORM setval(%3$L::regclass, 0, true);
+      PERFORM nextval(%4$L::regclass);
+      -- nested, not OR'd: an expression that names the function needs EXECUTE on it to be prepared at all
+      IF NOT has_function_privilege('pg_catalog.pg_notification_queue_usage()', 'EXECUTE') THEN
+        PERFORM pg_notify(%5$L, '');
+      ELSIF pg_notification_queue_usage() <= 0.5 THEN
+        PERFORM pg_notify(%5$L, '');
+      END IF;
+    END;
+    $fn$
+  $ddl$, s, n || '_wake_relay', flag, clears, ch);
+
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(p_seq BIGINT) RETURNS BOOLEAN
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      changed BOOLEAN;
+    BEGIN
+      UPDATE %3$s
+         SET poisoned_at = NULL, attempts = 0, last_error = NULL, next_attempt_at = NULL,
+             lease_owner = NULL, lease_until = NULL
+       WHERE seq = p_seq AND poisoned_at IS NOT NULL AND fanned_out_at IS NULL;
+      changed := FOUND;
+      IF changed THEN
+        PERFORM %1$I.%4$I();
+      END IF;
+      RETURN changed;
+    END;
+    $fn$
+  $ddl$, s, n || '_requeue', tbl, n || '_wake_relay');
+
+  EXECUTE format($ddl$
+    CREATE OR REPLACE FUNCTION %1$I.%2$I(type_pattern TEXT, poisoned_from TIMESTAMPTZ DEFAULT NULL,
+                                         poisoned_to TIMESTAMPTZ DEFAULT NULL) RETURNS SETOF BIGINT
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      RETURN QUERY
+      WITH r AS (
+        UPDATE %3$s
+           SET poisoned_at = NULL, attempts = 0, last_error = NULL, next_attempt_at = NULL,
+               lease_owner = NULL, lease_until = NULL
+         WHERE poisoned_at IS NOT NULL AND fanned_out_at IS NULL AND %5$I::text LIKE type_pattern
+           AND (poisoned_from IS NULL OR poisoned_at >= poisoned_from)
+           AND (poisoned_to IS NULL OR poisoned_at < poisoned_to)
+        RETURNING seq)
+      SELECT seq FROM r ORDER BY seq;
+      IF FOUND THEN
+        PERFORM %1$I.%4$I();
+      END IF;
+    END;
+    $fn$
+  $ddl$, s, n || '_requeue_matching', tbl, n || '_wake_relay', c_type);
 END;
 $outbox$;

@@ -2,6 +2,7 @@ package io.outboxrelay.connector.integration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
@@ -9,8 +10,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import liquibase.Liquibase;
 import liquibase.database.Database;
 import liquibase.database.DatabaseFactory;
@@ -18,11 +22,13 @@ import liquibase.database.jvm.JdbcConnection;
 import liquibase.resource.DirectoryResourceAccessor;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * The versioned migrations under schemas/migrations/ make what schemas/sql/outbox.sql makes, through the
  * real Flyway and Liquibase, with other names too; and a database made by the release (V1) upgrades with
- * V2 to V10 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
+ * V2 to V11 as docs/upgrading.md says; and partitioned by day (V5, docs/partitioned-outbox.md) the same three ways.
  */
 class SchemaMigrationsIT {
     private static final Path OUTBOX_SQL = TestPostgres.schemaFile("outbox.sql");
@@ -31,7 +37,7 @@ class SchemaMigrationsIT {
     private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__outbox_wakeup.sql",
         "V3__outbox_operator_sql.sql", "V4__outbox_wakeup_clears.sql", "V5__outbox_partitioned.sql",
         "V6__outbox_replay.sql", "V7__outbox_subject_order.sql", "V8__outbox_wakeup_when.sql",
-        "V9__outbox_wakeup_count_grant.sql", "V10__outbox_claim_share_index.sql");
+        "V9__outbox_wakeup_count_grant.sql", "V10__outbox_claim_share_index.sql", "V11__outbox_requeue_wakes.sql");
     private static final Map<String, String> NAMES = Map.of("table", "app.events", "channel", "app_outbox");
     private static final String SET_NAMES = "SET outbox_relay.outbox_table = 'app.events';"
         + " SET outbox_relay.notify_channel = 'app_outbox'";
@@ -89,7 +95,7 @@ class SchemaMigrationsIT {
         assertThat(db.query("SELECT version, type FROM flyway_schema_history ORDER BY installed_rank"))
             .containsExactly(List.of("1", "BASELINE"), List.of("2", "SQL"), List.of("3", "SQL"),
                 List.of("4", "SQL"), List.of("5", "SQL"), List.of("6", "SQL"), List.of("7", "SQL"),
-                List.of("8", "SQL"), List.of("9", "SQL"), List.of("10", "SQL"));
+                List.of("8", "SQL"), List.of("9", "SQL"), List.of("10", "SQL"), List.of("11", "SQL"));
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
     }
@@ -174,9 +180,12 @@ class SchemaMigrationsIT {
 
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
         // The blocks before V5 ran and committed: the trigger is V1's again, calling its function on every insert
-        // (correct, a little dearer) until outbox.sql runs to its end, as it does when re-run without partitioned.
-        assertThat(SchemaCatalog.of(db, "app")).filteredOn(l -> !l.startsWith("trigger "))
-            .isEqualTo(madeByOutboxSql("app", NAMES).stream().filter(l -> !l.startsWith("trigger ")).toList());
+        // (correct, a little dearer), and the requeues V1's and V3's, waking by NOTIFY alone, until outbox.sql runs
+        // to its end, as it does when re-run without partitioned.
+        Predicate<String> untilItsEnd = l -> !l.startsWith("trigger ")
+            && !l.contains("FUNCTION app.events_requeue");
+        assertThat(SchemaCatalog.of(db, "app")).filteredOn(untilItsEnd)
+            .isEqualTo(madeByOutboxSql("app", NAMES).stream().filter(untilItsEnd).toList());
         db.runScript(OUTBOX_SQL, NAMES);
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
         assertThat(db.queryLong("SELECT count(*) FROM app.events WHERE subject = 'kept'")).isOne();
@@ -244,5 +253,90 @@ class SchemaMigrationsIT {
         db.execute(SET_NAMES + ";\n" + body("V10__outbox_claim_share_index.sql"));
         assertThat(db.queryLong("SELECT 'app.events_unfanned_idx'::regclass::oid::bigint")).isEqualTo(built);
         assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+    }
+
+    /**
+     * V11: a requeue, single or in bulk, wakes the relay as an insert does: the flag a waiting task armed goes down
+     * and the clear is counted, so that task claims at its next look even when the NOTIFY never reaches it (a LISTEN
+     * session dead unseen); the NOTIFY still goes, on the table's channel. The negative control is the requeue of
+     * before V11 on the same database: a NOTIFY alone, the flag left up and the count where it was, so a task that
+     * missed the NOTIFY left the requeued rows to its sweep.
+     */
+    @Test
+    void fromV11ARequeueTakesTheFlagDownAndCountsTheClear() throws Exception {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v11_requeue");
+        for (String version : VERSIONS.stream().filter(v -> !v.startsWith("V11__")).toList()) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        try (Connection listener = db.connect()) {
+            listener.createStatement().execute("LISTEN app_outbox");
+            PGConnection pg = listener.unwrap(PGConnection.class);
+            List<PGNotification> received = new ArrayList<>();
+            String poison = "INSERT INTO app.events(type, subject, poisoned_at, last_error) VALUES ('order.paid', ?,"
+                + " now(), 'boom') RETURNING seq";
+
+            // the rows are poisoned before a task arms: an insert while it waits takes the flag down itself
+            long single = db.queryLong(poison, "single-before");
+            db.queryLong(poison, "bulk-before");
+            long before = armed(db);
+            assertThat(db.query("SELECT app.events_requeue(?)", single)).containsExactly(List.of(true));
+            assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%')")).hasSize(1);
+            awaitNotifications(pg, received, 2); // before V11: woken by NOTIFY
+            assertThat(flagAndCount(db)).as("before V11: the flag left up, nothing counted")
+                .containsExactly(1L, before);
+
+            db.execute(SET_NAMES + ";\n" + body("V11__outbox_requeue_wakes.sql"));
+            db.execute("SELECT setval('app.events_wakeup', 0, true)"); // busy again
+            single = db.queryLong(poison, "single-after");
+            db.queryLong(poison, "bulk-after");
+            long armed = armed(db);
+            assertThat(db.query("SELECT app.events_requeue(?)", single)).containsExactly(List.of(true));
+            assertThat(flagAndCount(db)).containsExactly(0L, armed + 1);
+            awaitNotifications(pg, received, 3); // and the NOTIFY goes as before
+
+            armed = armed(db);
+            assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%')")).hasSize(1);
+            assertThat(flagAndCount(db)).containsExactly(0L, armed + 1);
+            awaitNotifications(pg, received, 4);
+
+            armed = armed(db);
+            assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%')")).as("nothing to requeue")
+                .isEmpty();
+            assertThat(db.query("SELECT app.events_requeue(?)", single)).containsExactly(List.of(false));
+            assertThat(flagAndCount(db)).as("wakes nobody").containsExactly(1L, armed);
+        }
+        assertThat(SchemaCatalog.of(db, "app")).isEqualTo(madeByOutboxSql("app", NAMES));
+    }
+
+    /** V11 refuses a table without the column its bulk requeue matches types in, naming the setting to set. */
+    @Test
+    void migrationV11RefusesATableWithoutTheTypeColumnItIsTold() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v11_column");
+        for (String version : VERSIONS.stream().filter(v -> !v.startsWith("V11__")).toList()) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        assertThatThrownBy(() -> db.execute(SET_NAMES + "; SET outbox_relay.column_type = 'event_type';\n"
+            + body("V11__outbox_requeue_wakes.sql"))).rootCause().hasMessageContaining("has no column event_type")
+            .hasMessageContaining("outbox_relay.column_type");
+    }
+
+    /** A relay task arms the flag as it waits; the count of clears as it does. */
+    private static long armed(TestDatabase db) {
+        db.execute("SELECT setval('app.events_wakeup', 1, true)");
+        return flagAndCount(db).get(1);
+    }
+
+    private static List<Long> flagAndCount(TestDatabase db) {
+        return List.of(db.queryLong("SELECT last_value FROM app.events_wakeup"),
+            db.queryLong("SELECT COALESCE(pg_sequence_last_value('app.events_wakeup_clears'), 0)"));
+    }
+
+    private static void awaitNotifications(PGConnection pg, List<PGNotification> received, int total) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            PGNotification[] got = pg.getNotifications(100);
+            received.addAll(got == null ? List.of() : List.of(got));
+            return received.size() >= total;
+        });
+        assertThat(received).hasSize(total).allMatch(n -> n.getName().equals("app_outbox"));
     }
 }
