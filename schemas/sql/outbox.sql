@@ -727,7 +727,7 @@ DECLARE
   s text := CASE WHEN dot > 0 THEN left(configured, dot - 1) ELSE current_schema() END;
   n text := CASE WHEN dot > 0 THEN substr(configured, dot + 1) ELSE configured END;
   tbl text := format('%I.%I', s, n);
-  c_type text := COALESCE(NULLIF(current_setting('outbox_relay.column_type', true), ''), 'type');
+  c_type text := NULLIF(current_setting('outbox_relay.column_type', true), '');
   flag text := format('%I.%I', s, n || '_wakeup');
   clears text := format('%I.%I', s, n || '_wakeup_clears');
 BEGIN
@@ -738,6 +738,18 @@ BEGIN
     RAISE EXCEPTION '% has no wake-up flag % or no count of its clears %', tbl, flag, clears
       USING HINT = 'apply migrations V2 and V4 first, or re-run schemas/sql/outbox.sql';
   END IF;
+  -- The wake runs as the role making it: one that may not update the sequences would fail every requeue.
+  IF NOT (has_sequence_privilege(flag, 'UPDATE') AND has_sequence_privilege(clears, 'UPDATE, USAGE')) THEN
+    RAISE EXCEPTION '% may not update % and %, which the wake it makes sets and counts', current_user, flag, clears
+      USING HINT = 'run the migration as the owner of the sequences (who ran V2 and V4)';
+  END IF;
+  IF c_type IS NULL THEN
+    -- the column the bulk requeue matches now: V3 wrote it, quoted as needed, before "::text LIKE type_pattern"
+    SELECT (parse_ident(substring(p.prosrc FROM '("(?:[^"]|"")+"|\S+)::text LIKE type_pattern')))[1] INTO c_type
+      FROM pg_proc p
+     WHERE p.oid = to_regprocedure(format('%I.%I(text, timestamptz, timestamptz)', s, n || '_requeue_matching'));
+    c_type := COALESCE(c_type, 'type');
+  END IF;
   -- PL/pgSQL checks no column as a function is made: a bulk requeue made with a column the table lacks would fail
   -- only when an operator needs it.
   IF NOT EXISTS (SELECT 1 FROM pg_attribute
@@ -747,9 +759,10 @@ BEGIN
   END IF;
 
   -- As its owner, like the trigger (callers need no grant on the sequences), and for any role that may call it: a
-  -- wake changes no row and costs one claim of each waiting task, what any insert may cost. The count moves at once,
-  -- not at commit: a task that sees it claims noting the transactions in progress and claims again as they end
-  -- (docs/wakeup.md), so a requeue must have written its rows (and so have its transaction id) before it wakes.
+  -- wake changes no row and costs one claim of each waiting task, less than what any role may cause with NOTIFY. The
+  -- count moves at once, not at commit, as a writer's clear does: a task that sees it claims, and as it finds nothing
+  -- and arms again it notes the transactions in progress and claims as they end (docs/wakeup.md), so a requeue must
+  -- have written its rows (and so have its transaction id) before it wakes.
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -777,13 +790,18 @@ BEGIN
              lease_owner = NULL, lease_until = NULL
        WHERE seq = p_seq AND poisoned_at IS NOT NULL AND fanned_out_at IS NULL;
       changed := FOUND;
+      -- nested: a call of the wake is prepared only where the caller may make it
       IF changed THEN
-        PERFORM %1$I.%4$I();
+        IF has_function_privilege(%4$L, 'EXECUTE') THEN
+          PERFORM %1$I.%5$I();
+        ELSE
+          PERFORM pg_notify(%6$L, '');
+        END IF;
       END IF;
       RETURN changed;
     END;
     $fn$
-  $ddl$, s, n || '_requeue', tbl, n || '_wake_relay');
+  $ddl$, s, n || '_requeue', tbl, format('%I.%I()', s, n || '_wake_relay'), n || '_wake_relay', ch);
 
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I(type_pattern TEXT, poisoned_from TIMESTAMPTZ DEFAULT NULL,
@@ -801,10 +819,14 @@ BEGIN
         RETURNING seq)
       SELECT seq FROM r ORDER BY seq;
       IF FOUND THEN
-        PERFORM %1$I.%4$I();
+        IF has_function_privilege(%4$L, 'EXECUTE') THEN
+          PERFORM %1$I.%6$I();
+        ELSE
+          PERFORM pg_notify(%7$L, '');
+        END IF;
       END IF;
     END;
     $fn$
-  $ddl$, s, n || '_requeue_matching', tbl, n || '_wake_relay', c_type);
+  $ddl$, s, n || '_requeue_matching', tbl, format('%I.%I()', s, n || '_wake_relay'), c_type, n || '_wake_relay', ch);
 END;
 $outbox$;

@@ -320,6 +320,75 @@ class SchemaMigrationsIT {
             .hasMessageContaining("outbox_relay.column_type");
     }
 
+    /**
+     * The wake runs as the function's owner: an operator who may update the outbox and nothing else requeues and the
+     * clear is counted. Where EXECUTE on the wake is taken from PUBLIC (a hardened database), the requeue still
+     * succeeds and NOTIFYs alone, as before V11, instead of failing.
+     */
+    @Test
+    void anOperatorWithoutGrantsOnTheSequencesRequeuesAndWithoutTheWakeStillNotifies() throws Exception {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v11_operator");
+        for (String version : VERSIONS) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        String operator = "requeuer_" + System.nanoTime();
+        db.execute("CREATE ROLE " + operator + "; GRANT USAGE ON SCHEMA app TO " + operator
+            + "; GRANT SELECT, UPDATE ON app.events TO " + operator);
+        String poison = "INSERT INTO app.events(type, subject, poisoned_at, last_error) VALUES ('order.paid', ?,"
+            + " now(), 'boom') RETURNING seq";
+        try (Connection listener = db.connect(); Connection asOperator = db.connect()) {
+            listener.createStatement().execute("LISTEN app_outbox");
+            PGConnection pg = listener.unwrap(PGConnection.class);
+            List<PGNotification> received = new ArrayList<>();
+            asOperator.createStatement().execute("SET ROLE " + operator);
+
+            long poisoned = db.queryLong(poison, "granted");
+            long armed = armed(db);
+            assertThat(requeue(asOperator, poisoned)).isTrue();
+            assertThat(flagAndCount(db)).as("counted, as the owner").containsExactly(0L, armed + 1);
+            awaitNotifications(pg, received, 1);
+
+            db.execute("REVOKE EXECUTE ON FUNCTION app.events_wake_relay() FROM PUBLIC");
+            db.execute("SELECT setval('app.events_wakeup', 0, true)"); // busy again
+            poisoned = db.queryLong(poison, "revoked");
+            armed = armed(db);
+            assertThat(requeue(asOperator, poisoned)).as("the requeue is not refused").isTrue();
+            assertThat(flagAndCount(db)).as("a NOTIFY alone").containsExactly(1L, armed);
+            awaitNotifications(pg, received, 2);
+        } finally {
+            db.execute("DROP OWNED BY " + operator + "; DROP ROLE " + operator);
+        }
+    }
+
+    private static boolean requeue(Connection as, long seq) throws Exception {
+        try (var ps = as.prepareStatement("SELECT app.events_requeue(?)")) {
+            ps.setLong(1, seq);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /**
+     * Without outbox_relay.column_type, V11 keeps the type column the bulk requeue matched (an adopted table's, made
+     * by V3 with the setting), rather than falling back to outbox.sql's and refusing a table that lacks it.
+     */
+    @Test
+    void migrationV11KeepsTheTypeColumnTheBulkRequeueMatched() throws Exception {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v11_kept_column");
+        for (String version : VERSIONS.stream().filter(v -> !v.startsWith("V11__")).toList()) {
+            db.execute(SET_NAMES + ";\n" + body(version));
+        }
+        db.execute("ALTER TABLE app.events RENAME COLUMN type TO \"Event Kind\"");
+        db.execute(SET_NAMES + "; SET outbox_relay.column_type = 'Event Kind';\n" + body("V3__outbox_operator_sql.sql"));
+
+        db.execute(SET_NAMES + ";\n" + body("V11__outbox_requeue_wakes.sql"));
+        long poisoned = db.queryLong("INSERT INTO app.events(\"Event Kind\", subject, poisoned_at, last_error)"
+            + " VALUES ('order.paid', 'kept-column', now(), 'boom') RETURNING seq");
+        assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%')")).containsExactly(List.of(poisoned));
+    }
+
     /** A relay task arms the flag as it waits; the count of clears as it does. */
     private static long armed(TestDatabase db) {
         db.execute("SELECT setval('app.events_wakeup', 1, true)");
