@@ -730,6 +730,10 @@ DECLARE
   c_type text := NULLIF(current_setting('outbox_relay.column_type', true), '');
   flag text := format('%I.%I', s, n || '_wakeup');
   clears text := format('%I.%I', s, n || '_wakeup_clears');
+  wake text := format('%I.%I()', s, n || '_wake_relay');
+  -- who the wake runs as: the owner of the function a re-run replaces (it keeps its owner), or the migrating role
+  wake_owner oid := COALESCE((SELECT p.proowner FROM pg_proc p WHERE p.oid = to_regprocedure(wake)),
+                             (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user));
 BEGIN
   IF s IS NULL OR s = '' OR n = '' THEN
     RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
@@ -738,14 +742,15 @@ BEGIN
     RAISE EXCEPTION '% has no wake-up flag % or no count of its clears %', tbl, flag, clears
       USING HINT = 'apply migrations V2 and V4 first, or re-run schemas/sql/outbox.sql';
   END IF;
-  -- The wake runs as the role making it: one that may not update the sequences would fail every requeue.
-  IF NOT (has_sequence_privilege(flag, 'UPDATE') AND has_sequence_privilege(clears, 'UPDATE, USAGE')) THEN
-    RAISE EXCEPTION '% may not update % and %, which the wake it makes sets and counts', current_user, flag, clears
+  -- The wake runs as its owner: one that may not update the sequences would fail every requeue.
+  IF NOT (has_sequence_privilege(wake_owner, flag, 'UPDATE') AND has_sequence_privilege(wake_owner, clears, 'UPDATE')) THEN
+    RAISE EXCEPTION 'role % may not update % and %, which the wake % sets and counts', wake_owner::regrole, flag,
+      clears, wake
       USING HINT = 'run the migration as the owner of the sequences (who ran V2 and V4)';
   END IF;
   IF c_type IS NULL THEN
     -- the column the bulk requeue matches now: V3 wrote it, quoted as needed, before "::text LIKE type_pattern"
-    SELECT (parse_ident(substring(p.prosrc FROM '("(?:[^"]|"")+"|\S+)::text LIKE type_pattern')))[1] INTO c_type
+    SELECT (parse_ident(substring(p.prosrc FROM '("(?:[^"]|"")+"|[^[:space:]]+)::text LIKE type_pattern')))[1] INTO c_type
       FROM pg_proc p
      WHERE p.oid = to_regprocedure(format('%I.%I(text, timestamptz, timestamptz)', s, n || '_requeue_matching'));
     c_type := COALESCE(c_type, 'type');
@@ -790,9 +795,9 @@ BEGIN
              lease_owner = NULL, lease_until = NULL
        WHERE seq = p_seq AND poisoned_at IS NOT NULL AND fanned_out_at IS NULL;
       changed := FOUND;
-      -- nested: a call of the wake is prepared only where the caller may make it
+      -- nested: a call of the wake is prepared only where the caller may make it (and it exists)
       IF changed THEN
-        IF has_function_privilege(%4$L, 'EXECUTE') THEN
+        IF COALESCE(has_function_privilege(to_regprocedure(%4$L), 'EXECUTE'), false) THEN
           PERFORM %1$I.%5$I();
         ELSE
           PERFORM pg_notify(%6$L, '');
@@ -801,7 +806,7 @@ BEGIN
       RETURN changed;
     END;
     $fn$
-  $ddl$, s, n || '_requeue', tbl, format('%I.%I()', s, n || '_wake_relay'), n || '_wake_relay', ch);
+  $ddl$, s, n || '_requeue', tbl, wake, n || '_wake_relay', ch);
 
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I(type_pattern TEXT, poisoned_from TIMESTAMPTZ DEFAULT NULL,
@@ -819,7 +824,7 @@ BEGIN
         RETURNING seq)
       SELECT seq FROM r ORDER BY seq;
       IF FOUND THEN
-        IF has_function_privilege(%4$L, 'EXECUTE') THEN
+        IF COALESCE(has_function_privilege(to_regprocedure(%4$L), 'EXECUTE'), false) THEN
           PERFORM %1$I.%6$I();
         ELSE
           PERFORM pg_notify(%7$L, '');
@@ -827,6 +832,6 @@ BEGIN
       END IF;
     END;
     $fn$
-  $ddl$, s, n || '_requeue_matching', tbl, format('%I.%I()', s, n || '_wake_relay'), c_type, n || '_wake_relay', ch);
+  $ddl$, s, n || '_requeue_matching', tbl, wake, c_type, n || '_wake_relay', ch);
 END;
 $outbox$;

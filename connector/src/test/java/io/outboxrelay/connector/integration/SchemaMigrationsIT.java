@@ -355,6 +355,22 @@ class SchemaMigrationsIT {
             assertThat(requeue(asOperator, poisoned)).as("the requeue is not refused").isTrue();
             assertThat(flagAndCount(db)).as("a NOTIFY alone").containsExactly(1L, armed);
             awaitNotifications(pg, received, 2);
+            db.execute("SELECT setval('app.events_wakeup', 0, true)");
+            db.queryLong(poison, "revoked-bulk");
+            armed = armed(db);
+            try (var bulk = asOperator.createStatement().executeQuery(
+                "SELECT count(*) FROM app.events_requeue_matching('order.%')")) {
+                bulk.next();
+                assertThat(bulk.getLong(1)).as("nor the bulk one").isOne();
+            }
+            assertThat(flagAndCount(db)).containsExactly(1L, armed);
+            awaitNotifications(pg, received, 3);
+
+            db.execute("DROP FUNCTION app.events_wake_relay()"); // nothing stops it: no dependency is recorded
+            db.execute("SELECT setval('app.events_wakeup', 0, true)");
+            poisoned = db.queryLong(poison, "dropped");
+            assertThat(requeue(asOperator, poisoned)).as("without the wake, as before V11").isTrue();
+            awaitNotifications(pg, received, 4);
         } finally {
             db.execute("DROP OWNED BY " + operator + "; DROP ROLE " + operator);
         }
@@ -372,7 +388,8 @@ class SchemaMigrationsIT {
 
     /**
      * Without outbox_relay.column_type, V11 keeps the type column the bulk requeue matched (an adopted table's, made
-     * by V3 with the setting), rather than falling back to outbox.sql's and refusing a table that lacks it.
+     * by V3 with the setting), not outbox.sql's: here the table also has a column named type, which holds something
+     * else, so a bulk requeue pointed at it would match nothing.
      */
     @Test
     void migrationV11KeepsTheTypeColumnTheBulkRequeueMatched() throws Exception {
@@ -381,6 +398,7 @@ class SchemaMigrationsIT {
             db.execute(SET_NAMES + ";\n" + body(version));
         }
         db.execute("ALTER TABLE app.events RENAME COLUMN type TO \"Event Kind\"");
+        db.execute("ALTER TABLE app.events ADD COLUMN type text NOT NULL DEFAULT 'decoy'");
         db.execute(SET_NAMES + "; SET outbox_relay.column_type = 'Event Kind';\n" + body("V3__outbox_operator_sql.sql"));
 
         db.execute(SET_NAMES + ";\n" + body("V11__outbox_requeue_wakes.sql"));
