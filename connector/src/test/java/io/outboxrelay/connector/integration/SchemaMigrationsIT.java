@@ -397,6 +397,26 @@ class SchemaMigrationsIT {
         assertThat(db.query("SELECT * FROM app.events_requeue_matching('order.%')")).containsExactly(List.of(poisoned));
     }
 
+    /**
+     * The wake runs as its owner, so V11 refuses to make it as a role that may not update the flag and the count: every
+     * requeue would fail. (The owner passes: every other test here migrates as it.)
+     */
+    @Test
+    void migrationV11RefusesARoleThatMayNotUpdateTheSequencesItsWakeUses() throws IOException {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("migrations_v11_role");
+        migrateAllBut(db, "V11__");
+        String migrator = "migrator_" + System.nanoTime();
+        db.execute("CREATE ROLE " + migrator + "; GRANT USAGE, CREATE ON SCHEMA app TO " + migrator);
+        try {
+            assertThatThrownBy(() -> db.execute("SET ROLE " + migrator + "; " + SET_NAMES + ";\n"
+                + body("V11__outbox_requeue_wakes.sql"))).rootCause().hasMessageContaining("may not update")
+                .hasMessageContaining("app.events_wakeup").hasMessageContaining("owner of the sequences");
+            assertThat(db.queryLong("SELECT count(*) FROM pg_proc WHERE proname = 'events_wake_relay'")).isZero();
+        } finally {
+            db.execute("DROP OWNED BY " + migrator + "; DROP ROLE " + migrator);
+        }
+    }
+
     /** Every migration in order but the one whose file name starts with {@code skipped}, by hand. */
     private static void migrateAllBut(TestDatabase db, String skipped) throws IOException {
         for (String version : VERSIONS.stream().filter(v -> !v.startsWith(skipped)).toList()) {

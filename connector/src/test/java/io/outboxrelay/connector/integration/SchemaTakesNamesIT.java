@@ -79,6 +79,31 @@ class SchemaTakesNamesIT {
             + "app.\"o'ut\"\"box_replay_cancel\"(id)")).isOne();
     }
 
+    /**
+     * Migration V11 quotes the name too: on such a table both requeues put the row back and wake the relay through
+     * the table's wake function (the flag down, the clear counted), whose name they look up as text.
+     */
+    @Test
+    void theRequeuesWakeTheRelayForATableWhoseNameNeedsQuoting() {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_names_requeue");
+        db.runScript(OUTBOX_SQL, Map.of("table", "app.o'ut\"box", "channel", "app_outbox"));
+        String table = "app.\"o'ut\"\"box\"";
+        String flag = "app.\"o'ut\"\"box_wakeup\"";
+        String count = "SELECT COALESCE(pg_sequence_last_value('app.\"o''ut\"\"box_wakeup_clears\"'), 0)";
+        long single = db.queryLong("INSERT INTO " + table + "(type, subject, poisoned_at, last_error)"
+            + " VALUES ('order.paid', 'o-1', now(), 'boom') RETURNING seq");
+        long bulk = db.queryLong("INSERT INTO " + table + "(type, subject, poisoned_at, last_error)"
+            + " VALUES ('order.paid', 'o-2', now(), 'boom') RETURNING seq");
+
+        long before = db.queryLong(count);
+        db.execute("SELECT setval('" + flag.replace("'", "''") + "', 1, true)");
+        assertThat(db.query("SELECT app.\"o'ut\"\"box_requeue\"(?)", single)).containsExactly(List.of(true));
+        assertThat(db.queryLong("SELECT last_value FROM " + flag)).isZero();
+        assertThat(db.query("SELECT * FROM app.\"o'ut\"\"box_requeue_matching\"('order.%')"))
+            .containsExactly(List.of(bulk));
+        assertThat(db.queryLong(count)).as("both counted").isEqualTo(before + 2);
+    }
+
     @Test
     void runningItAgainChangesNothing() {
         TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_rerun");
