@@ -1,18 +1,15 @@
 package io.outboxrelay.connector;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.util.HexFormat;
 
 /**
  * Reads one row of a claim's result ({@code ClaimRows}) so that no row can fail the claim: every text is
- * read as bytes and decoded strictly here, and a row whose text is not UTF-8 or whose field is NULL comes
- * out as a row to poison ({@link ClaimedRow#unreadable}) with a reason that names the field, as does a row
+ * read as bytes and decoded strictly here ({@link DatabaseText}), and a row whose text has no characters (bytes
+ * that are not UTF-8 in a SQL_ASCII database, or no character of a single-byte encoding) or whose field is NULL
+ * comes out as a row to poison ({@link ClaimedRow#unreadable}) with a reason that names the field, as does a row
  * the claim did not read (past its attempts, or too large to produce: its text never left the database).
  * Only an error of the connection itself, on {@code next()}, fails the claim.
  */
@@ -26,7 +23,7 @@ final class ClaimedRowReader {
 
     ClaimedRow read(ResultSet rs) throws SQLException {
         long seq = rs.getLong(1);
-        boolean raw = rs.getBoolean(15);
+        String raw = rs.getString(15);
         String id = lenient(rs.getBytes(2), raw);
         int attempts = rs.getInt(7);
         String lastError = lenient(rs.getBytes(8), raw);
@@ -66,22 +63,19 @@ final class ClaimedRowReader {
             leaseExpired, takenOver, bytes, why);
     }
 
-    /** A text the task only logs or stores (id, last_error): malformed bytes become U+FFFD. */
-    static String lenient(byte[] bytes, boolean raw) {
-        if (bytes == null) {
-            return null;
-        }
-        return new String(raw ? HexFormat.of().parseHex(new String(bytes, StandardCharsets.US_ASCII)) : bytes,
-            StandardCharsets.UTF_8);
+    /** A text the task only logs or stores (id, last_error): a byte without a character becomes U+FFFD. */
+    static String lenient(byte[] bytes, String raw) {
+        return DatabaseText.lenient(bytes, raw);
     }
 
     /** The fields of one row; the first problem found is the row's. */
     private static final class Fields {
         private final long seq;
-        private final boolean raw;
+        /** the database's encoding when the texts came as the hex of its bytes, else null (DatabaseText) */
+        private final String raw;
         String problem;
 
-        Fields(long seq, boolean raw) {
+        Fields(long seq, String raw) {
             this.seq = seq;
             this.raw = raw;
         }
@@ -101,12 +95,10 @@ final class ClaimedRowReader {
                 return null;
             }
             try {
-                return strict(raw ? HexFormat.of().parseHex(new String(bytes, StandardCharsets.US_ASCII)) : bytes);
+                return DatabaseText.strict(bytes, raw);
             } catch (CharacterCodingException e) {
-                problemOnce(field + " holds bytes that are not valid UTF-8 (the database's encoding is SQL_ASCII,"
-                    + " which stores any bytes), so the relay cannot tell what text the writer meant; rewrite the row's "
-                    + field + " (column outbox.column." + field + ") as UTF-8 text, then SELECT events_requeue(" + seq
-                    + ")");
+                problemOnce(DatabaseText.unreadable(field, raw) + " (column outbox.column." + field
+                    + "), then SELECT events_requeue(" + seq + ")");
                 return null;
             }
         }
@@ -125,16 +117,6 @@ final class ClaimedRowReader {
             if (problem == null) {
                 problem = why;
             }
-        }
-
-        /** UTF-8 as the JDK decodes it fastest, checked only when it replaced something. */
-        private static String strict(byte[] bytes) throws CharacterCodingException {
-            String text = new String(bytes, StandardCharsets.UTF_8);
-            if (text.indexOf('\uFFFD') >= 0) {
-                StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes));
-            }
-            return text;
         }
     }
 }

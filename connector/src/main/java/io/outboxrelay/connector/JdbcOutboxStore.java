@@ -128,7 +128,7 @@ final class JdbcOutboxStore implements OutboxStore {
         this.recoverableSql = SQL.bindable("RecoverableRows", quotedTable, columns::expand);
         this.stampRecoveredSql = SQL.bindable("StampRecovered", quotedTable, columns::expand);
         this.receiptsSql = SQL.bindable("NotifyReceipts", quotedTable, columns::expand);
-        this.poisonSql = SQL.bindable("PoisonRows", quotedTable, columns::expand);
+        this.poisonSql = SQL.bindable("PoisonRows", quotedTable, sql -> columns.expand(DatabaseText.expand(sql)));
         this.extendSql = SQL.bindable("ExtendLeases", quotedTable, columns::expand);
         this.wakeSql = SQL.bindable("WakeTasks", quotedTable, columns::expand);
         this.takeBackUnknownSql = SQL.bindable("ReleaseUnknownLeases", quotedTable, columns::expand);
@@ -140,7 +140,8 @@ final class JdbcOutboxStore implements OutboxStore {
     /** ClaimRows for this table and columns; with {@code strict}, StrictOrderProbe in its place (docs/ordering.md). */
     static NamedSql.Bindable claimSql(String quotedTable, OutboxColumns columns, boolean strict) {
         String probe = strict ? SQL.forTable("StrictOrderProbe", quotedTable) : "";
-        return SQL.bindable("ClaimRows", quotedTable, sql -> columns.expand(sql.replace("/*strict_order*/", probe)));
+        return SQL.bindable("ClaimRows", quotedTable,
+            sql -> columns.expand(DatabaseText.expand(sql.replace("/*strict_order*/", probe))));
     }
 
     @Override
@@ -467,7 +468,7 @@ final class JdbcOutboxStore implements OutboxStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     // read as the claim reads: a row poisoned because its text is not UTF-8 must not fail here
-                    boolean raw = rs.getBoolean(9);
+                    String raw = rs.getString(9);
                     Timestamp occurredAt = rs.getTimestamp(6);
                     out.add(new PoisonedRow(rs.getLong(1), ClaimedRowReader.lenient(rs.getBytes(2), raw),
                         ClaimedRowReader.lenient(rs.getBytes(3), raw), ClaimedRowReader.lenient(rs.getBytes(4), raw),

@@ -118,21 +118,23 @@ u AS (
 -- headers come back as text and are split by the task (HeadersJson): splitting them here with
 -- jsonb_each per row cost about a sixth of the claim+stamp time on the database. Payload and headers are
 -- made text once, in c, where their bytes are counted. The task reads every text as bytes and decodes it
--- itself (ClaimedRowReader): a row whose text is not UTF-8 is poisoned, never a failed claim. Only a
--- SQL_ASCII database can hold such text, and it refuses to send it to a UTF8 client, so there (x.raw) the
--- texts travel as the hex of their bytes.
-x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw),
+-- itself (ClaimedRowReader): a row whose text has no characters is poisoned, never a failed claim. A SQL_ASCII
+-- database stores any bytes and a single-byte one (WIN1252, ...) every byte, also those it maps to no character,
+-- and the server refuses to send such text to a UTF8 client: in those (x.raw, the encoding's name) the texts
+-- travel as the hex of their bytes, and the task decodes them (DatabaseText).
+x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings}) THEN current_setting('server_encoding')
+                  END AS raw),
 claimed AS (
   SELECT u.seq, t.id, t.type, t.subject, t.payload, u.occurred_at, u.attempts, t.last_error, t.headers,
          p.prev_lease < now() AS lease_expired, p.prev_lease >= now() AS taken_over, p.found, p.bytes, r.read, x.raw
     FROM u JOIN p ON p.seq = u.seq CROSS JOIN x,
          LATERAL (SELECT u.attempts <= :max_attempts::int AND p.bytes <= :max_record_bytes::bigint AS read) r,
-         LATERAL (SELECT CASE WHEN x.raw THEN encode(convert_to(v.id, 'SQL_ASCII'), 'hex') ELSE v.id END AS id,
-                         CASE WHEN x.raw THEN encode(convert_to(v.type, 'SQL_ASCII'), 'hex') ELSE v.type END AS type,
-                         CASE WHEN x.raw THEN encode(convert_to(v.subject, 'SQL_ASCII'), 'hex') ELSE v.subject END AS subject,
-                         CASE WHEN x.raw THEN encode(convert_to(v.payload, 'SQL_ASCII'), 'hex') ELSE v.payload END AS payload,
-                         CASE WHEN x.raw THEN encode(convert_to(v.headers, 'SQL_ASCII'), 'hex') ELSE v.headers END AS headers,
-                         CASE WHEN x.raw THEN encode(convert_to(v.last_error, 'SQL_ASCII'), 'hex') ELSE v.last_error END
+         LATERAL (SELECT CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.id, x.raw), 'hex') ELSE v.id END AS id,
+                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.type, x.raw), 'hex') ELSE v.type END AS type,
+                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.subject, x.raw), 'hex') ELSE v.subject END AS subject,
+                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.payload, x.raw), 'hex') ELSE v.payload END AS payload,
+                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.headers, x.raw), 'hex') ELSE v.headers END AS headers,
+                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.last_error, x.raw), 'hex') ELSE v.last_error END
                            AS last_error
                     FROM (SELECT u.id::text AS id, CASE WHEN r.read THEN u.type::text END AS type,
                                  CASE WHEN r.read THEN u.subject::text END AS subject,
@@ -236,8 +238,8 @@ SELECT count(pg_notify(:channel, r)) FROM unnest(:receipts::text[]) r;
 
 -- name: PoisonRows
 -- seqs[i] (ascending) is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
--- type and subject cut at :text_max characters, and every text as ClaimRows sends it (hex of its bytes in a
--- SQL_ASCII database, which refuses to send text that is not UTF-8).
+-- type and subject cut at :text_max characters, and every text as ClaimRows sends it (the hex of its bytes where
+-- the server might refuse to send it: x.raw).
 WITH p AS (
   UPDATE {table} e
      SET poisoned_at = now(), last_error = (:reasons::text[])[width_bucket(e.seq, :seqs::bigint[])], lease_owner = NULL,
@@ -246,11 +248,12 @@ WITH p AS (
   RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),
-x AS (SELECT current_setting('server_encoding') = 'SQL_ASCII' AS raw)
-SELECT p.seq, CASE WHEN x.raw THEN encode(convert_to(p.id, 'SQL_ASCII'), 'hex') ELSE p.id END,
-       CASE WHEN x.raw THEN encode(convert_to(p.type, 'SQL_ASCII'), 'hex') ELSE p.type END,
-       CASE WHEN x.raw THEN encode(convert_to(p.subject, 'SQL_ASCII'), 'hex') ELSE p.subject END, p.attempts,
-       p.occurred_at, p.poisoned_at, CASE WHEN x.raw THEN encode(convert_to(p.last_error, 'SQL_ASCII'), 'hex') ELSE p.last_error END,
+x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings}) THEN current_setting('server_encoding')
+                  END AS raw)
+SELECT p.seq, CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.id, x.raw), 'hex') ELSE p.id END,
+       CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.type, x.raw), 'hex') ELSE p.type END,
+       CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.subject, x.raw), 'hex') ELSE p.subject END, p.attempts,
+       p.occurred_at, p.poisoned_at, CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.last_error, x.raw), 'hex') ELSE p.last_error END,
        x.raw
   FROM p CROSS JOIN x;
 

@@ -28,7 +28,7 @@ RETURNING r.id, r.subscription, r.through_seq, r.progress_seq, r.sent, r.from_at
 -- Walks the primary key in seq order from :after; nothing when the request is cancelled or not :owner's.
 SELECT e.seq, e.{col.id}::text, e.{col.type}::text, e.{col.subject}::text, COALESCE(e.{col.payload}::text, 'null'),
        e.{col.occurred_at}, 0, NULL::text, e.{col.headers}::text, false, false, 0::bigint, b.bytes,
-       b.bytes <= :max_record_bytes::bigint, false
+       b.bytes <= :max_record_bytes::bigint, NULL::text
   FROM {replays} r
   JOIN {table} e ON e.seq > :after::bigint AND e.seq <= r.through_seq
                 AND e.{col.occurred_at} >= r.from_at AND e.{col.occurred_at} <= r.to_at

@@ -22,37 +22,50 @@ import org.junit.jupiter.api.Test;
 class NoRowFailsAClaimIT {
     /** Bytes that are not UTF-8, stored as they are by a database whose encoding is SQL_ASCII. */
     private static final String NOT_UTF8 = "convert_from('\\x6f7264ff72'::bytea, 'SQL_ASCII')";
+    /** "ord?r" with 0x81, which WIN1252 stores as it is (no byte is invalid there) but maps to no character. */
+    private static final String NOT_WIN1252 = "convert_from('\\x6f72648172'::bytea, 'WIN1252')";
 
     private static final RejectionRules RULES = new RejectionRules(new OutboxSourceConnectorConfig(Map.of(
         "connection.url", "jdbc:postgresql://localhost/app", "subscriptions", "webhooks")), new Backoff(1, 2));
 
     private static TestDatabase db;
     private static TestDatabase ascii;
+    private static TestDatabase win1252;
     private static HikariDataSource pool;
     private static HikariDataSource asciiPool;
+    private static HikariDataSource win1252Pool;
 
     @BeforeAll
     static void start() {
         db = TestPostgres.get().createDatabase("claim_rows");
         pool = db.pool("claim-rows-it", 2);
-        String name = "claim_rows_sql_ascii";
-        new TestDatabase("postgres", TestPostgres.get().jdbcUrl("postgres"), db.user(), db.password())
-            .execute("CREATE DATABASE " + name + " ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
-        ascii = new TestDatabase(name, TestPostgres.get().jdbcUrl(name), db.user(), db.password());
-        ascii.runScript(TestPostgres.schemaFile("outbox.sql"));
+        ascii = databaseIn("SQL_ASCII");
         asciiPool = ascii.pool("claim-rows-ascii-it", 2);
+        win1252 = databaseIn("WIN1252");
+        win1252Pool = win1252.pool("claim-rows-win1252-it", 2);
+    }
+
+    private static TestDatabase databaseIn(String encoding) {
+        String name = "claim_rows_" + encoding.toLowerCase(java.util.Locale.ROOT);
+        new TestDatabase("postgres", TestPostgres.get().jdbcUrl("postgres"), db.user(), db.password()).execute(
+            "CREATE DATABASE " + name + " ENCODING '" + encoding + "' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+        TestDatabase created = new TestDatabase(name, TestPostgres.get().jdbcUrl(name), db.user(), db.password());
+        created.runScript(TestPostgres.schemaFile("outbox.sql"));
+        return created;
     }
 
     @AfterAll
     static void stop() {
         pool.close();
         asciiPool.close();
+        win1252Pool.close();
     }
 
     @BeforeEach
     void emptyOutboxes() {
         db.execute("TRUNCATE events RESTART IDENTITY");
         ascii.execute("TRUNCATE events RESTART IDENTITY");
+        win1252.execute("TRUNCATE events RESTART IDENTITY");
     }
 
     private static JdbcOutboxStore store(HikariDataSource dataSource) {
@@ -63,28 +76,95 @@ class NoRowFailsAClaimIT {
         return rows.stream().filter(r -> r.seq() == seq).findFirst().orElseThrow();
     }
 
-    @Test
-    void rowsTheDriverCannotDecodeComeBackAsRowsToPoisonAndTheOthersAreRead() throws Exception {
-        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', 'ok-1')");
-        ascii.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'bad-payload',"
-            + " ('{\"a\": \"' || " + NOT_UTF8 + " || '\"}')::jsonb)");
-        ascii.execute("INSERT INTO events(type, subject) VALUES (" + NOT_UTF8 + ", 'bad-type')");
-        ascii.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'bad-headers',"
-            + " ('{\"h\": \"' || " + NOT_UTF8 + " || '\"}')::jsonb)");
-        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', " + NOT_UTF8 + ")");
-        ascii.execute("INSERT INTO events(type, subject) VALUES ('order.created', 'ok-2')");
+    /**
+     * Six rows, the middle four each with bytes that are no text in one field ({@code noText}, an SQL expression):
+     * the claim returns all six, the four as rows to poison whose reason names the field and {@code why}, the first
+     * (payload {@code {"a": okText}}) and the last (subject {@code okSubject}) to produce.
+     */
+    private static List<ClaimedRow> claimFourWithoutTextBetweenTwo(TestDatabase d, HikariDataSource p, String okText,
+                                                                    String noText, String okSubject, String why)
+        throws Exception {
+        d.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'ok-1',"
+            + " ('{\"a\": \"' || " + okText + " || '\"}')::jsonb)");
+        d.execute("INSERT INTO events(type, subject, payload) VALUES ('order.created', 'bad-payload',"
+            + " ('{\"a\": \"' || " + noText + " || '\"}')::jsonb)");
+        d.execute("INSERT INTO events(type, subject) VALUES (" + noText + ", 'bad-type')");
+        d.execute("INSERT INTO events(type, subject, headers) VALUES ('order.created', 'bad-headers',"
+            + " ('{\"h\": \"' || " + noText + " || '\"}')::jsonb)");
+        d.execute("INSERT INTO events(type, subject) VALUES ('order.created', " + noText + ")");
+        d.execute("INSERT INTO events(type, subject) VALUES ('order.created', " + okSubject + ")");
 
-        List<ClaimedRow> rows = store(asciiPool).claim(10).rows();
+        List<ClaimedRow> rows = store(p).claim(10).rows();
 
         assertThat(rows).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
         assertThat(RULES.beforeProducing(bySeq(rows, 1))).isNull();
         assertThat(RULES.beforeProducing(bySeq(rows, 6))).isNull();
-        assertThat(bySeq(rows, 6).subject()).isEqualTo("ok-2");
         String[] columns = {"payload", "type", "headers", "subject"};
         for (int i = 0; i < columns.length; i++) {
             assertThat(RULES.beforeProducing(bySeq(rows, i + 2))).as(columns[i])
-                .contains(columns[i]).contains("not valid UTF-8").contains("events_requeue(" + (i + 2) + ")");
+                .contains(columns[i]).contains(why).contains("events_requeue(" + (i + 2) + ")");
         }
+        return rows;
+    }
+
+    @Test
+    void rowsTheDriverCannotDecodeComeBackAsRowsToPoisonAndTheOthersAreRead() throws Exception {
+        List<ClaimedRow> rows = claimFourWithoutTextBetweenTwo(ascii, asciiPool, "'x'", NOT_UTF8, "'ok-2'",
+            "not valid UTF-8");
+
+        assertThat(bySeq(rows, 6).subject()).isEqualTo("ok-2");
+    }
+
+    /**
+     * Not only SQL_ASCII: a single-byte encoding such as WIN1252 stores every byte, also those it maps to no
+     * character, and the server then refuses to send the row to a UTF8 client (22P05). Before, that failed every
+     * claim that reached the row, attempt and lease rolled back, so the row was never poisoned and the task failed
+     * at each restart. Its other rows must read as the server's own conversion reads them.
+     */
+    @Test
+    void inAWin1252DatabaseBytesWithoutACharacterMakeRowsToPoisonAndTheOthersReadAsTheServerConverts()
+        throws Exception {
+        List<ClaimedRow> rows = claimFourWithoutTextBetweenTwo(win1252, win1252Pool,
+            "convert_from('\\x80e9'::bytea, 'WIN1252')", NOT_WIN1252,
+            "'ok-' || convert_from('\\xfc'::bytea, 'WIN1252')", "no character of the database's encoding WIN1252");
+
+        assertThat(bySeq(rows, 1).payload()).isEqualTo("{\"a\": \"\u20ac\u00e9\"}");
+        assertThat(bySeq(rows, 6).subject()).isEqualTo("ok-\u00fc");
+        List<PoisonedRow> poisoned = store(win1252Pool).poison(List.of(new OutboxStore.Poison(3, "test: unmappable")));
+        assertThat(poisoned).singleElement().satisfies(p -> assertThat(p.type()).startsWith("ord").endsWith("r"));
+    }
+
+    /**
+     * The task reads these encodings' bytes itself: it must read each byte as PostgreSQL's own conversion to UTF8
+     * does, and refuse exactly the bytes the server refuses, or a relayed event would differ from the row.
+     */
+    @Test
+    void theTaskReadsEveryByteOfTheEncodingsItDecodesAsTheServerConvertsIt() throws Exception {
+        db.execute("CREATE OR REPLACE FUNCTION test_to_utf8(b bytea, enc name) RETURNS bytea LANGUAGE plpgsql AS"
+            + " $$ BEGIN RETURN convert(b, enc, 'UTF8'); EXCEPTION WHEN OTHERS THEN RETURN NULL; END $$");
+        int compared = 0;
+        for (Map.Entry<String, java.nio.charset.Charset> e : new java.util.TreeMap<>(DatabaseText.rawEncodings())
+            .entrySet()) {
+            if (e.getKey().equals("SQL_ASCII")) {
+                continue; // no conversion: its bytes are taken as UTF-8, whatever they are
+            }
+            for (List<Object> row : db.query("SELECT b, test_to_utf8(decode(lpad(to_hex(b), 2, '0'), 'hex'), ?::name)"
+                + " FROM generate_series(1, 255) b ORDER BY b", e.getKey())) {
+                byte[] one = {(byte) ((Number) row.get(0)).intValue()};
+                byte[] server = (byte[]) row.get(1);
+                String ours;
+                try {
+                    ours = DatabaseText.strict(java.util.HexFormat.of().formatHex(one)
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII), e.getKey());
+                } catch (java.nio.charset.CharacterCodingException refused) {
+                    ours = null;
+                }
+                assertThat(ours).as("%s byte %02x", e.getKey(), one[0])
+                    .isEqualTo(server == null ? null : new String(server, java.nio.charset.StandardCharsets.UTF_8));
+                compared++;
+            }
+        }
+        assertThat(compared).isGreaterThanOrEqualTo(20 * 255);
     }
 
     @Test

@@ -1,0 +1,112 @@
+package io.outboxrelay.connector;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Collectors;
+
+/**
+ * How the relay reads the outbox's text in a database whose encoding is not UTF8. PostgreSQL converts text to the
+ * driver's UTF8 as it sends a row, and refuses a whole statement's result when one value has a byte that maps to no
+ * character (22P05): SQL_ASCII stores any bytes, and the single-byte encodings (WIN1252 and the like) store every
+ * byte, also those they leave undefined. So in these databases the claim sends the bytes of each text as hex
+ * ({@code ClaimRows}' {@code x.raw}: the encoding's name) and the task decodes them here, strictly, with the JVM's
+ * table of the same encoding: a row with such a byte becomes a row to poison, and no row fails the claim. SQL_ASCII
+ * declares no encoding; its bytes are read as the UTF-8 the writer meant. Other encodings are sent as text, as in a
+ * UTF8 database (docs/operations.md).
+ */
+final class DatabaseText {
+    /**
+     * PostgreSQL's name of a server encoding, and the JVM's charset for it ({@code raw-encodings.properties}): SQL_ASCII
+     * and the single-byte encodings. The multibyte ones (EUC_JP, ...) are not there: their tables differ between the
+     * two (vendor extensions), and a text the JVM read otherwise would be a changed event. Those, and encodings this
+     * JVM lacks (a runtime without the jdk.charsets module), travel as text.
+     */
+    private static final Map<String, Charset> RAW = load();
+
+    private DatabaseText() {
+    }
+
+    /** The encodings whose texts travel as bytes, and the charset each is read with. */
+    static Map<String, Charset> rawEncodings() {
+        return RAW;
+    }
+
+    /** The statement with {@code {raw_encodings}} replaced by the encodings whose texts travel as bytes. */
+    static String expand(String sql) {
+        return sql.replace("{raw_encodings}",
+            RAW.keySet().stream().sorted().map(n -> "'" + n + "'").collect(Collectors.joining(", ")));
+    }
+
+    /**
+     * A text as the statement sent it: {@code encoding} null when the server converted it (bytes of UTF-8), else the
+     * database's encoding, whose bytes came as hex. Strict: a byte without a character throws.
+     */
+    static String strict(byte[] bytes, String encoding) throws CharacterCodingException {
+        if (encoding == null || RAW.get(encoding) == StandardCharsets.UTF_8) {
+            byte[] utf8 = encoding == null ? bytes : unhex(bytes);
+            // as the JDK decodes UTF-8 fastest, checked only when it replaced something
+            String text = new String(utf8, StandardCharsets.UTF_8);
+            if (text.indexOf('\uFFFD') >= 0) {
+                decoder(StandardCharsets.UTF_8).decode(ByteBuffer.wrap(utf8));
+            }
+            return text;
+        }
+        return decoder(charset(encoding)).decode(ByteBuffer.wrap(unhex(bytes))).toString();
+    }
+
+    /** A text the task only logs or stores (id, last_error): a byte without a character becomes U+FFFD. */
+    static String lenient(byte[] bytes, String encoding) {
+        if (bytes == null) {
+            return null;
+        }
+        return encoding == null ? new String(bytes, StandardCharsets.UTF_8) : new String(unhex(bytes), charset(encoding));
+    }
+
+    /** Why a field's bytes could not be read, for the row's poison reason. */
+    static String unreadable(String field, String encoding) {
+        return "SQL_ASCII".equals(encoding)
+            ? field + " holds bytes that are not valid UTF-8 (the database's encoding is SQL_ASCII, which stores any"
+                + " bytes), so the relay cannot tell what text the writer meant; rewrite the row's " + field
+                + " as UTF-8 text"
+            : field + " holds bytes that are no character of the database's encoding " + encoding + " (which stores"
+                + " them unchecked), so they have no Unicode text to send; rewrite the row's " + field
+                + " with characters of " + encoding;
+    }
+
+    private static Map<String, Charset> load() {
+        Properties names = new Properties();
+        try (InputStream in = DatabaseText.class.getResourceAsStream("raw-encodings.properties")) {
+            names.load(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("raw-encodings.properties is missing from the plugin's jar", e);
+        }
+        return names.stringPropertyNames().stream().filter(n -> Charset.isSupported(names.getProperty(n)))
+            .collect(Collectors.toUnmodifiableMap(n -> n, n -> Charset.forName(names.getProperty(n))));
+    }
+
+    private static Charset charset(String encoding) {
+        Charset charset = RAW.get(encoding);
+        if (charset == null) {
+            throw new IllegalStateException("the statement sent the bytes of " + encoding + ", which has no charset here");
+        }
+        return charset;
+    }
+
+    private static java.nio.charset.CharsetDecoder decoder(Charset charset) {
+        return charset.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    }
+
+    private static byte[] unhex(byte[] hex) {
+        return HexFormat.of().parseHex(new String(hex, StandardCharsets.US_ASCII));
+    }
+}
