@@ -132,12 +132,22 @@ final class ClaimPacer {
     }
 
     /**
-     * The table's flag, once the first pass found it (null: none, the trigger NOTIFYs on every insert), and the
-     * task's LISTEN session, which only a task with the flag turns off while busy and asks to prove it is alive.
+     * The table's flag, once a pass found it (null: none, the trigger NOTIFYs on every insert), and the task's
+     * LISTEN session, which only a task with the flag turns off while busy and asks to prove it is alive. A flag
+     * found later (a sweep's look, after migration V2 was applied while the task ran) makes a quiet task active:
+     * its writers NOTIFY only while it is armed, and it arms after the idle time.
      */
-    void useFlag(Flag flag, Listener listener) {
+    void useFlag(long now, Flag flag, Listener listener) {
+        boolean found = this.flag == null && flag != null && listening;
         this.flag = listening ? flag : null;
         this.listener = listener;
+        if (found && state == State.QUIET) {
+            activate(now);
+        }
+    }
+
+    boolean hasFlag() {
+        return flag != null;
     }
 
     /**

@@ -232,7 +232,7 @@ public class OutboxRelayTask extends SourceTask {
         // first: whatever fails later in this pass, the rows this task holds keep their leases
         leases.maybeExtend(now);
         if (!firstPassDone) {
-            firstPass(); // holds nothing yet: the leases above had none to keep
+            firstPass(now); // holds nothing yet: the leases above had none to keep
         }
         if (failures.failing()) {
             writes.recoverLostLeases();
@@ -250,6 +250,9 @@ public class OutboxRelayTask extends SourceTask {
                 metrics.sweep();
             }
             claims.run(out, now, claim);
+            if (claim.sweep() && !pacer.hasFlag()) {
+                lookForWakeupFlag(now);
+            }
         } else if (!room && held.has(HeldRow.State.ACKED) && now >= nextStampAloneAt) {
             // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
             nextStampAloneAt = now + pacer.paceMs();
@@ -267,24 +270,38 @@ public class OutboxRelayTask extends SourceTask {
      * subscribers would lose the rows this task stamps), the rows committed source offsets name are stamped
      * ({@link SlotReconciler}), and the table's wake-up flag, if it has one.
      */
-    private void firstPass() throws SQLException {
+    private void firstPass(long now) throws SQLException {
         String conflict = store.tableShareConflict();
         if (conflict != null) {
             throw new ConnectException(conflict);
         }
         reconciler.reconcile(store);
-        if (config.connector().listenEnabled()) {
-            ClaimPacer.Flag flag = store.wakeupFlag();
-            if (flag != null && !flag.counted()) {
-                log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
-                    + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql"
-                    + " applies it): until then a clear whose NOTIFY is lost can wait for the sweep, and a full NOTIFY"
-                    + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
-                    config.connector().quotedTable());
-            }
-            pacer.useFlag(flag, backend.listener());
-        }
+        lookForWakeupFlag(now);
         firstPassDone = true;
+    }
+
+    /**
+     * The table's wake-up flag, at the first pass and, while the table has none, at each sweep: migration V2
+     * applied while the task runs gives the table a trigger that NOTIFYs only while a task is armed, and a task
+     * that never looked again would wait for its sweeps from then on.
+     */
+    private void lookForWakeupFlag(long now) throws SQLException {
+        if (!config.connector().listenEnabled()) {
+            return;
+        }
+        ClaimPacer.Flag flag = store.wakeupFlag();
+        if (flag != null && !flag.counted()) {
+            log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
+                + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql"
+                + " applies it): until then a clear whose NOTIFY is lost can wait for the sweep, and a full NOTIFY"
+                + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
+                config.connector().quotedTable());
+        }
+        if (flag != null && firstPassDone) {
+            log.info("Outbox table {} has a wake-up flag now (migration V2 applied while the task ran): the task arms"
+                + " it when its claims find nothing", config.connector().quotedTable());
+        }
+        pacer.useFlag(now, flag, backend.listener());
     }
 
     private boolean hasRoom() {

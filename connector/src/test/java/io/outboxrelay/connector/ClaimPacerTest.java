@@ -58,7 +58,7 @@ class ClaimPacerTest {
 
     private ClaimPacer listening(long maxPace) {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL);
-        pacer.useFlag(flag, ears);
+        pacer.useFlag(now, flag, ears);
         return pacer;
     }
 
@@ -350,7 +350,7 @@ class ClaimPacerTest {
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
         ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(flag, ears);
+        pacer.useFlag(now, flag, ears);
         twoEmptyClaims(pacer);
         assertThat(flag.arms).as("nobody listens: no arming").isZero();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -362,7 +362,7 @@ class ClaimPacerTest {
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(null, ears);
+        pacer.useFlag(now, null, ears);
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
@@ -484,7 +484,7 @@ class ClaimPacerTest {
         start = now;
         FakeWakeupFlag control = new FakeWakeupFlag();
         ClaimPacer dense = new ClaimPacer(now, true, PACE, MAX_PACE, SWEEP, POLL);
-        dense.useFlag(control, new ClaimPacer.Listener() {
+        dense.useFlag(now, control, new ClaimPacer.Listener() {
         });
         List<Long> denseRows = new ArrayList<>(every(start, 3, start + 2_000)); // the last at 1,998
         denseRows.addAll(every(start + 2_218, 3, start + 4_000));
@@ -531,7 +531,7 @@ class ClaimPacerTest {
 
         FakeWakeupFlag control = new FakeWakeupFlag();
         ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        other.useFlag(control, new ClaimPacer.Listener() {
+        other.useFlag(now, control, new ClaimPacer.Listener() {
         });
         busyFor(other, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
         twoEmptyClaims(other);
@@ -543,7 +543,7 @@ class ClaimPacerTest {
     @Test
     void onATableWithoutTheFlagListenStaysOnHoweverBusyTheTask() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(null, ears);
+        pacer.useFlag(now, null, ears);
         busyFor(pacer, 3 * ClaimPacer.DEAF_AFTER_MS, 3);
         assertThat(ears.changes).isZero();
     }

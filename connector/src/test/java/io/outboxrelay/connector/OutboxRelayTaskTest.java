@@ -441,6 +441,33 @@ class OutboxRelayTaskTest {
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
     }
 
+    /**
+     * Migration V2 applied while the task runs: from then on writers NOTIFY only while a task is armed, so a task that
+     * kept the table it found at start (no flag) would wait for its sweeps. It looks again at each sweep, and arms.
+     */
+    @Test
+    void aFlagTheTableGetsWhileTheTaskRunsIsFoundAtTheNextSweepAndArmed() throws Exception {
+        start(Map.of("outbox.listen.enabled", "true", "outbox.sweep.interval.ms", "10000"));
+        for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
+            assertThat(task.poll()).isNull();
+            clock.advance(LINGER_MS);
+        }
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        int passes = store.passes.size();
+        clock.advance(5_000);
+        assertThat(task.poll()).isNull();
+        assertThat(store.passes.size()).as("quiet: no claim before the sweep").isEqualTo(passes);
+
+        clock.advance(5_000);
+        assertThat(task.poll()).as("the sweep").isNull();
+        for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS && flag.arms == 0; idle += LINGER_MS) {
+            clock.advance(LINGER_MS);
+            assertThat(task.poll()).isNull();
+        }
+        assertThat(flag.arms).as("found at the sweep, armed after the idle time").isOne();
+        assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
+    }
+
     @Test
     void withTheDefaultsATrickleIsClaimedLessOftenThanEveryLingerButWithinTheLongestPace() throws Exception {
         store.withWakeupFlag();
