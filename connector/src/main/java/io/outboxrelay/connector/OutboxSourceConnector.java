@@ -88,6 +88,7 @@ public class OutboxSourceConnector extends SourceConnector {
         Config result = new Config(values);
         checkTaskCount(connectorConfigs, result);
         checkCloudEventsSource(connectorConfigs, result);
+        checkChannelsDiffer(connectorConfigs, result);
         ExactlyOnceRules.check(connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
             new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
@@ -110,6 +111,21 @@ public class OutboxSourceConnector extends SourceConnector {
             OutboxLiveValidator.error(result, MentionRecoveryConfig.ENABLED, "mentions.enabled=true runs the"
                 + " mention-recovery companion task in one of the connector's task slots: set tasks.max to at"
                 + " least 2 (relay tasks = tasks.max - 1)");
+        }
+    }
+
+    /**
+     * Receipts on the wake-up channel would wake every waiting relay task at every stamp: a claim per commit, which
+     * the wake-up exists to avoid (docs/wakeup.md), and the receipts' listeners would get the wake-ups' empty payloads.
+     */
+    private static void checkChannelsDiffer(Map<String, String> props, Config result) {
+        String wake = props.getOrDefault(OutboxSourceConnectorConfig.NOTIFY_CHANNEL, "outbox_events").trim();
+        String receipts = props.getOrDefault(OutboxSourceConnectorConfig.FANNED_CHANNEL, "outbox_events_fanned").trim();
+        if (!receipts.isEmpty() && receipts.equals(wake)) {
+            OutboxLiveValidator.error(result, OutboxSourceConnectorConfig.FANNED_CHANNEL,
+                OutboxSourceConnectorConfig.FANNED_CHANNEL + "=" + receipts + " is also " + OutboxSourceConnectorConfig
+                    .NOTIFY_CHANNEL + ": every receipt would wake every waiting relay task, a claim per commit; give the"
+                    + " receipts a channel of their own (the default is outbox_events_fanned)");
         }
     }
 

@@ -174,7 +174,7 @@ final class RowWrites {
 
     /**
      * The last step of a stop: the other tasks of the table are woken when this one leaves rows to them: rows it
-     * gave back, rows released with a backoff it has not claimed again yet (it held their times: a task learns them
+     * gave back or kept leased for its next incarnation, rows released with a backoff it has not claimed again yet (it held their times: a task learns them
      * as it arms, docs/wakeup.md), or, with outbox.ordering=strict, any row it stamped (it may head a subject whose
      * next row another incarnation could not claim before).
      */
@@ -207,6 +207,7 @@ final class RowWrites {
                 return releases;
             });
             if (!inFlight.isEmpty()) {
+                gaveBack = true; // for the next incarnation, which may have started, taken its horizon and gone quiet
                 log.info("Kept the leases of {} rows still in flight at stop, their transaction's outcome unknown here;"
                     + " the next start of this task stamps those a committed offset names and produces the others ({}"
                     + " of them got their attempt back)", inFlight.size(), returnedAttempts(inFlight).size());

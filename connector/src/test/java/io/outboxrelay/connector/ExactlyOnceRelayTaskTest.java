@@ -315,26 +315,26 @@ class ExactlyOnceRelayTaskTest {
     }
 
     /**
-     * With connector boundaries the rows in flight keep their leases at a stop, so there is nothing given back to wake
-     * the other tasks for (the control); with outbox.ordering=strict the stop wakes them all the same: a row it stamped
-     * may head a subject whose next row a restarted incarnation could not claim before (docs/wakeup.md).
+     * With connector boundaries the rows in flight keep their leases at a stop, for the next incarnation to reconcile
+     * and take over; one that started before this one stopped (a rebalance) may be quiet already, so the stop wakes the
+     * tasks of the table as when it gives rows back. A stop that holds nothing wakes nobody (the control); under
+     * outbox.ordering=strict it does (OutboxRelayTaskTest).
      */
     @Test
-    void withConnectorBoundariesAStopWakesTheOtherTasksOnlyUnderStrictOrdering() throws Exception {
+    void withConnectorBoundariesAStopThatKeepsLeasesWakesTheOtherTasksAndOneHoldingNothingDoesNot() throws Exception {
+        start(true, Map.of("outbox.listen.enabled", "true"));
+        assertThat(task.poll()).isNull();
+        task.stop();
+        task = null;
+        assertThat(store.wakes).as("the control: nothing held, nothing left to the others").isEmpty();
+
         insert(1, 1);
         start(true, Map.of("outbox.listen.enabled", "true"));
         assertThat(seqs(task.poll())).containsExactly(1L);
         task.stop();
         task = null;
-        assertThat(store.wakes).as("the control: leases kept, nothing left to the others").isEmpty();
-
-        insert(2, 2);
-        start(true, Map.of("outbox.listen.enabled", "true", "outbox.ordering", "strict"));
-        task.poll();
-        task.stop();
-        task = null;
-        assertThat(store.wakes).containsExactly("outbox_events");
         assertThat(store.releases).as("the leases kept").isEmpty();
+        assertThat(store.wakes).containsExactly("outbox_events");
     }
 
     @Test

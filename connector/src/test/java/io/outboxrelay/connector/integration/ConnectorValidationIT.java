@@ -367,6 +367,21 @@ class ConnectorValidationIT {
     }
 
     @Test
+    void receiptsOnTheWakeUpChannelAreRefusedOnTheReceiptsKey() {
+        Map<String, String> cfg = config();
+        cfg.put("outbox.notify.channel", "outbox_events");
+        cfg.put("outbox.fanned.channel", "outbox_events");
+
+        String error = onlyErrorOn(validate(cfg), "outbox.fanned.channel");
+
+        assertThat(error).contains("outbox.notify.channel").contains("a claim per commit");
+
+        // control: a channel of their own
+        cfg.put("outbox.fanned.channel", "outbox_receipts");
+        assertThat(WorkerRest.errorsOn(validate(cfg), "outbox.fanned.channel")).isEmpty();
+    }
+
+    @Test
     void theConnectorsOwnValidateAttachesLiveErrorsToTheirKeys() {
         // the same checks without the worker, as a UI or a test calling Connector.validate sees them
         Map<String, String> cfg = config();
