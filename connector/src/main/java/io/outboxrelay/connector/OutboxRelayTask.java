@@ -119,7 +119,7 @@ public class OutboxRelayTask extends SourceTask {
                 Clock.systemUTC(), connector.timestampMaxAheadMs()), naming,
             rules, sizer, pacer, metrics, clock);
         leases = new LeaseKeeper(store, held, connector.lease().toMillis(), now);
-        replays = ReplayPass.of(connector, backend.replays(), wake::signal,
+        replays = ReplayPass.of(connector, rules, backend.replays(), wake::signal,
             namesRows && context != null ? context.offsetStorageReader() : null);
         boolean tableWide = config.relayTaskIndex() == 0;
         // only task 0 has table-wide rounds to run, beside its own thread

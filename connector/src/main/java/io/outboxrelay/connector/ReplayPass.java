@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.LongUnaryOperator;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -37,24 +38,28 @@ final class ReplayPass {
     private final Runnable wake;
     /** A request's progress as its committed source offset names it, -1 when none (or not to be trusted). */
     private final LongUnaryOperator committedProgress;
+    private final Function<ClaimedRow, String> refusal;
     private ReplayStore.Request request;
     private ReplayChunk chunk;
     private long nextAt;
     private long renewAt;
     private boolean off;
 
-    /** A pass that never reads source offsets back (a task under errors.tolerance=all, tests). */
+    /** A pass that never reads source offsets back, and skips only rows it could not read (tests). */
     ReplayPass(ReplayStore store, List<Subscription> subscriptions, OutboxRecordFactory factory, Settings settings,
                Runnable wake) {
-        this(store, subscriptions, factory, settings, wake, id -> -1);
+        this(store, subscriptions, factory, settings, wake, id -> -1, ClaimedRow::unreadable);
     }
 
     /**
      * @param wake              called on the producer's thread once a chunk's last record is acknowledged
      * @param committedProgress a request's progress as its committed source offset names it, -1 when none
+     * @param refusal           why a row must not be produced (the live rows' rules), or null: a row fanned out under
+     *                          another value.format or before a rule existed may be one this connector cannot send
      */
     ReplayPass(ReplayStore store, List<Subscription> subscriptions, OutboxRecordFactory factory, Settings settings,
-               Runnable wake, LongUnaryOperator committedProgress) {
+               Runnable wake, LongUnaryOperator committedProgress, Function<ClaimedRow, String> refusal) {
+        this.refusal = refusal;
         this.store = store;
         subscriptions.forEach(s -> this.subscriptions.put(s.name(), s));
         this.factory = factory;
@@ -69,14 +74,15 @@ final class ReplayPass {
      * task's reader of committed source offsets, null when they are not to be trusted (under
      * errors.tolerance=all a tolerated failure is acknowledged, and its offset committed, like a delivery).
      */
-    static ReplayPass of(OutboxSourceConnectorConfig connector, ReplayStore store, Runnable wake,
+    static ReplayPass of(OutboxSourceConnectorConfig connector, RejectionRules rules, ReplayStore store, Runnable wake,
                          OffsetStorageReader offsets) {
         OutboxRecordFactory factory = new OutboxRecordFactory(connector.subscriptions(), connector.table(),
             connector.recordShape(), Clock.systemUTC(), connector.timestampMaxAheadMs());
         return new ReplayPass(store, connector.subscriptions(), factory, new Settings(connector.table(),
             connector.batchSize(), connector.replayCheckInterval().toMillis(), connector.backoffInitial().toMillis(),
             connector.lease().toMillis(), connector.toleratesAllErrors()), wake, offsets == null ? id -> -1
-                : id -> ReplayRecord.committedProgress(offsets.offset(ReplayRecord.partition(connector.table(), id))));
+                : id -> ReplayRecord.committedProgress(offsets.offset(ReplayRecord.partition(connector.table(), id))),
+            rules::beforeProducing);
     }
 
     /** One step: finish the chunk in flight if it settled, then, when due, send the next chunk into {@code out}. */
@@ -172,9 +178,9 @@ final class ReplayPass {
         long walkedTo = last ? request.throughSeq() : rows.get(rows.size() - 1).seq();
         List<PendingRow> batch = new ArrayList<>(rows.size());
         for (ClaimedRow row : rows) {
-            if (row.unreadable() != null) {
-                log.warn("Replay request {} skips row seq={} id={}: {}", request.id(), row.seq(), row.id(),
-                    row.unreadable());
+            String refused = refusal.apply(row);
+            if (refused != null) {
+                log.warn("Replay request {} skips row seq={} id={}: {}", request.id(), row.seq(), row.id(), refused);
             } else if (sub.matches(row.type())) {
                 batch.add(new PendingRow(row, new Subscription[] {sub}));
             }

@@ -52,8 +52,12 @@ final class FakeReplayStore implements ReplayStore {
     }
 
     void row(long seq, String type, String subject) {
-        rows.add(new ClaimedRow(seq, "id-" + seq, type, subject, "{}", 1_000L * seq, 0, null, 2, null, null, null,
-            false));
+        row(seq, type, subject, "{}");
+    }
+
+    void row(long seq, String type, String subject, String payload) {
+        rows.add(new ClaimedRow(seq, "id-" + seq, type, subject, payload, 1_000L * seq, 0, null,
+            ClaimedRow.utf8Length(payload), null, null, null, false));
     }
 
     /** Rows 1 to {@code count}, all of one type and subject. */

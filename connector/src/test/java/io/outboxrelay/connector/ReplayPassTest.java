@@ -31,7 +31,8 @@ class ReplayPassTest {
     private ReplayPass hooksOnly(java.util.function.LongUnaryOperator committed) {
         List<Subscription> subs = List.of(HOOKS);
         return new ReplayPass(store, subs, new OutboxRecordFactory(subs, "events"),
-            new ReplayPass.Settings("events", 10, 5_000, 2_000, 60_000, false), () -> { }, committed);
+            new ReplayPass.Settings("events", 10, 5_000, 2_000, 60_000, false), () -> { }, committed,
+            ClaimedRow::unreadable);
     }
 
     /** A request of one row to webhooks, whose first statement fails with {@code sqlState}. */
