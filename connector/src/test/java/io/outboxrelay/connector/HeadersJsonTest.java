@@ -6,6 +6,21 @@ import org.junit.jupiter.api.Test;
 
 class HeadersJsonTest {
 
+    /**
+     * PostgreSQL prints only valid JSON, also past Jackson's default limits (jsonb prints 1e1000 as 1,001 digits;
+     * nesting past 1,000 levels; a key past 50,000 characters): such headers were poisoned as "not valid JSON".
+     */
+    @Test
+    void validJsonPastJacksonsDefaultLimitsIsRead() {
+        String digits = "1" + "0".repeat(1_000);
+        String deep = "[".repeat(1_100) + "]".repeat(1_100);
+        String key = "k".repeat(60_000);
+        HeadersJson.Parsed p = HeadersJson.parse("{\"n\": " + digits + ", \"d\": " + deep + ", \"" + key + "\": \"v\"}");
+        assertThat(p.type()).isEqualTo("object");
+        assertThat(p.keys()).containsExactly("d", key, "n");
+        assertThat(p.values()).containsExactly(deep, "v", digits);
+    }
+
     @Test
     void splitsAnObjectIntoSortedEntriesWithStringValuesUnquoted() {
         HeadersJson.Parsed p = HeadersJson.parse("{\"trace\": \"abc\", \"a\": \"x y\"}");
