@@ -35,6 +35,10 @@ final class ClaimedRowReader {
         if (!rs.getBoolean(14)) {
             return unread(seq, id, occurredAtMs, attempts, lastError, leaseExpired, takenOver, bytes);
         }
+        if (id == null) {
+            f.problemOnce("id is NULL, which no record can carry; set the row's id (column outbox.column.id), then"
+                + " SELECT events_requeue(" + seq + ")");
+        }
         String type = f.text(rs, 3, "type");
         String subject = f.text(rs, 4, "subject");
         String payload = f.text(rs, 5, "payload");

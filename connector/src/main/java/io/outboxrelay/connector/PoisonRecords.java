@@ -50,15 +50,21 @@ final class PoisonRecords {
     List<SourceRecord> drain() {
         List<SourceRecord> out = new ArrayList<>(pending.size());
         for (PoisonedRow p : pending) {
+            // a NULL id, type or subject (a column that allows it, changed after validation) is described as empty:
+            // the reason names the NULL field, and the record still goes out
             Struct value = new Struct(POISON_SCHEMA)
-                .put("id", p.id()).put("seq", p.seq()).put("type", p.type()).put("subject", p.subject())
+                .put("id", text(p.id())).put("seq", p.seq()).put("type", text(p.type())).put("subject", text(p.subject()))
                 .put("attempts", p.attempts()).put("reason", p.reason())
                 .put("occurred_at", new Date(p.occurredAtMs())).put("poisoned_at", new Date(p.poisonedAtMs()))
                 .put("table", table);
             out.add(new SourceRecord(Map.of("outbox", table), Map.of("seq", p.seq()), topic, null,
-                Schema.STRING_SCHEMA, p.subject(), POISON_SCHEMA, value, p.poisonedAtMs()));
+                Schema.STRING_SCHEMA, text(p.subject()), POISON_SCHEMA, value, p.poisonedAtMs()));
         }
         pending.clear();
         return out;
+    }
+
+    private static String text(String nullable) {
+        return nullable == null ? "" : nullable;
     }
 }

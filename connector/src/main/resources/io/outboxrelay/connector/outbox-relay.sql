@@ -85,7 +85,9 @@ rc AS (SELECT count(*) AS sent
 c AS (
   SELECT seq, attempts, lease_until AS prev_lease, COALESCE({col.payload}::text, 'null') AS payload,
          {col.headers}::text AS headers,
-         octet_length({col.id}::text) + octet_length({col.type}::text) + octet_length({col.subject}::text) AS own_bytes
+         -- a NULL field (a column changed to allow it) counts 0: the row is read, and the task names the field
+         COALESCE(octet_length({col.id}::text), 0) + COALESCE(octet_length({col.type}::text), 0)
+           + COALESCE(octet_length({col.subject}::text), 0) AS own_bytes
     FROM {table} r
    WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
      AND (lease_until IS NULL OR lease_until < now()

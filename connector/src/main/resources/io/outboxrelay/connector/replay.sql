@@ -32,8 +32,9 @@ SELECT e.seq, e.{col.id}::text, e.{col.type}::text, e.{col.subject}::text, COALE
   FROM {replays} r
   JOIN {table} e ON e.seq > :after::bigint AND e.seq <= r.through_seq
                 AND e.{col.occurred_at} >= r.from_at AND e.{col.occurred_at} <= r.to_at
-  CROSS JOIN LATERAL (SELECT octet_length(e.{col.id}::text) + octet_length(e.{col.type}::text)
-                             + octet_length(e.{col.subject}::text) + octet_length(COALESCE(e.{col.payload}::text, 'null'))
+  CROSS JOIN LATERAL (SELECT COALESCE(octet_length(e.{col.id}::text), 0) + COALESCE(octet_length(e.{col.type}::text), 0)
+                             + COALESCE(octet_length(e.{col.subject}::text), 0)
+                             + octet_length(COALESCE(e.{col.payload}::text, 'null'))
                              + COALESCE(octet_length(e.{col.headers}::text), 0) AS bytes) b
  WHERE r.id = :id::bigint AND r.lease_owner = :owner AND r.done_at IS NULL AND r.cancelled_at IS NULL
    AND e.fanned_out_at IS NOT NULL

@@ -135,6 +135,31 @@ class NoRowFailsAClaimIT {
     }
 
     /**
+     * The shipped table has no NULL id or type, and validation refuses a nullable one; a column changed after that
+     * can hold one. Before, the claim counted such a row's bytes as NULL and left it unread, so it was poisoned as
+     * "claimed past outbox.max.attempts" after one claim; now the task names the NULL field.
+     */
+    @Test
+    void aRowWithANullIdOrTypeIsARowToPoisonForThatAndTheOthersAreRead() throws Exception {
+        TestDatabase loose = databaseIn("UTF8");
+        loose.execute("ALTER TABLE events ALTER COLUMN id DROP NOT NULL, ALTER COLUMN id DROP DEFAULT,"
+            + " ALTER COLUMN type DROP NOT NULL");
+        loose.execute("INSERT INTO events(id, type, subject) VALUES (gen_random_uuid(), 'order.created', 'ok-1')");
+        loose.execute("INSERT INTO events(type, subject) VALUES ('order.created', 'no-id')");
+        loose.execute("INSERT INTO events(id, subject) VALUES (gen_random_uuid(), 'no-type')");
+        loose.execute("INSERT INTO events(id, type, subject) VALUES (gen_random_uuid(), 'order.created', 'ok-4')");
+        try (HikariDataSource loosePool = loose.pool("claim-rows-null-id-it", 1)) {
+            List<ClaimedRow> rows = store(loosePool).claim(10).rows();
+
+            assertThat(rows).extracting(ClaimedRow::seq).containsExactly(1L, 2L, 3L, 4L);
+            assertThat(RULES.beforeProducing(bySeq(rows, 1))).isNull();
+            assertThat(RULES.beforeProducing(bySeq(rows, 2))).contains("id is NULL").contains("events_requeue(2)");
+            assertThat(RULES.beforeProducing(bySeq(rows, 3))).contains("type is NULL").contains("events_requeue(3)");
+            assertThat(RULES.beforeProducing(bySeq(rows, 4))).isNull();
+        }
+    }
+
+    /**
      * The task reads these encodings' bytes itself: it must read each byte as PostgreSQL's own conversion to UTF8
      * does, and refuse exactly the bytes the server refuses, or a relayed event would differ from the row.
      */
