@@ -53,7 +53,7 @@ final class BatchOffsets implements RecordOffsets {
 
     /** For tests: the slot partition of relay task 0 of {@code events}. */
     BatchOffsets(String owner, int tasks, long[] earlier, List<PendingRow> rows, boolean wholeList) {
-        this(PendingOffset.slot("events", 0), owner, tasks, earlier, rows, wholeList);
+        this(PendingOffset.slot("events", 0, tasks), owner, tasks, earlier, rows, wholeList);
     }
 
     @Override

@@ -140,7 +140,8 @@ final class OutboxConfigDef {
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger max (ms)")
             .define(FANNED_CHANNEL, Type.STRING, "outbox_events_fanned", new ChannelValidator(true), Importance.LOW,
                 "After a stamp commits, the fanned event ids are NOTIFYed on this channel (write receipts). Empty"
-                    + " disables receipts.", OUTBOX_GROUP, ++order, Width.MEDIUM, "Receipt channel")
+                    + " disables receipts. Not outbox.notify.channel, which validation refuses: every receipt would"
+                    + " wake every waiting relay task.", OUTBOX_GROUP, ++order, Width.MEDIUM, "Receipt channel")
             .define(POISON_TOPIC, Type.STRING, "", new OptionalTopicValidator(), Importance.LOW,
                 "When set, one record describing each poisoned row is published to this topic.",
                 OUTBOX_GROUP, ++order, Width.MEDIUM, "Poison topic")

@@ -111,7 +111,7 @@ public class OutboxRelayTask extends SourceTask {
             new StrictOrder(connector.strictOrdering(), metrics, () -> pacer.request(clock.millis())));
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
         RecordOffsets.Naming naming = namesRows
-            ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex()), store.owner(),
+            ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex(), config.relayTaskCount()), store.owner(),
                 config.relayTaskCount(), transactions != null)
             : RecordOffsets.Naming.informational(connector.table());
         claims = new ClaimStep(store, held, writes,

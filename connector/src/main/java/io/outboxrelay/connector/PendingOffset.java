@@ -7,7 +7,7 @@ import java.util.Map;
 /**
  * The source offset of a relay record: it names the rows its task handed to Connect and has not stamped
  * (docs/exactly-once.md, 3.3), {@code {"v": 1, "owner": …, "tasks": …, "pending": "<runs>"}}, in the task's
- * slot partition {@code {"outbox.slot": "<table>#<relay index>"}}. A record's offset names the first
+ * slot partition {@code {"outbox.slot": "<table>#<relay index>/<relay task count>"}}. A record's offset names the first
  * {@code count} seqs of its claim's {@link BatchOffsets}, computed when Connect first reads it
  * ({@link io.outboxrelay.common.ComputedOffset}).
  */
@@ -23,8 +23,19 @@ final class PendingOffset {
     private PendingOffset() {
     }
 
-    /** The source partition of relay task {@code relayIndex}: one entry, so its JSON form has one spelling. */
-    static Map<String, Object> slot(String table, int relayIndex) {
+    /**
+     * The source partition of relay task {@code relayIndex} of a generation of {@code relayTasks}: one entry, so its
+     * JSON form has one spelling. The count is in it so that no task of a generation of another count writes it: after
+     * a crash and a change of the count, a new task would otherwise overwrite an old task's slot before a sibling whose
+     * share holds some of the rows it names has read it (docs/exactly-once.md, 3.5). Tasks of one count have the same
+     * shares in every generation, so the one task that needs a slot of its own count reads it before it writes it.
+     */
+    static Map<String, Object> slot(String table, int relayIndex, int relayTasks) {
+        return Map.of(SLOT_KEY, table + "#" + relayIndex + "/" + relayTasks);
+    }
+
+    /** The slot partition versions before 2026-12 wrote, without the count: read at start, never written. */
+    static Map<String, Object> slotWithoutCount(String table, int relayIndex) {
         return Map.of(SLOT_KEY, table + "#" + relayIndex);
     }
 

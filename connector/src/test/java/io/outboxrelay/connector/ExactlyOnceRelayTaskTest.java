@@ -88,7 +88,7 @@ class ExactlyOnceRelayTaskTest {
         List<SourceRecord> records = task.poll();
 
         assertThat(records).extracting(SourceRecord::topic).containsExactly("orders", "orders", "latest");
-        assertThat(records).allSatisfy(r -> assertThat(r.sourcePartition()).isEqualTo(Map.of("outbox.slot", "events#0")));
+        assertThat(records).allSatisfy(r -> assertThat(r.sourcePartition()).isEqualTo(Map.of("outbox.slot", "events#0/1")));
         assertThat(named(records.get(0))).as("row 1 waits for the coalesced record").containsExactly(3);
         assertThat(named(records.get(1))).as("row 2 too").containsExactly(3);
         assertThat(named(records.get(2))).containsExactly(1, 2, 3);
@@ -203,7 +203,7 @@ class ExactlyOnceRelayTaskTest {
         assertThat(seqs(records)).as("row 2 is claimed and produced").containsExactly(2L);
     }
 
-    /** 4.7 */
+    /** 4.7: slots as versions before 2026-12 wrote them, without the task count */
     @Test
     void slotsOfEarlierTaskCountsAreFoundAndReconciled() throws Exception {
         insert(1, 3);
@@ -222,8 +222,51 @@ class ExactlyOnceRelayTaskTest {
         task.poll();
 
         assertThat(store.rows.values()).allSatisfy(r -> assertThat(r.fanout).isEqualTo(RECOVERED));
-        assertThat(context.reads).hasSize(2);
-        assertThat(context.reads.get(0)).hasSize(SlotReconciler.SLOTS_READ_AT_LEAST);
+        assertThat(context.reads).as("every index of 1-64 tasks; then the slots without a count, twice").hasSize(3);
+        assertThat(context.reads.get(0)).hasSize(SlotReconciler.COUNTS_READ_AT_LEAST
+            * (SlotReconciler.COUNTS_READ_AT_LEAST + 1) / 2);
+        assertThat(context.reads.get(1)).hasSize(SlotReconciler.SLOTS_READ_AT_LEAST);
+    }
+
+    /**
+     * After a crash between a commit and its stamp and a change of the task count, a task of the new generation must
+     * not overwrite the slot an old task wrote before a sibling whose share holds some of its rows has read it: a
+     * slot is named by the task's index and the generation's task count. Before, task 0 of 2 overwrote slot
+     * {@code events#0} of the generation of 1 with its first commit, and task 1, starting later, found its rows
+     * named nowhere: produced again once their lease lapsed, twice in the topic under exactly-once.
+     */
+    @Test
+    void aNewGenerationsTaskLeavesTheSlotOfAnEarlierCountForTheSiblingThatNeedsIt() throws Exception {
+        store.insert(1, "a");
+        store.insert(2, "b");
+        start();
+        List<SourceRecord> old = task.poll();
+        assertThat(seqs(old)).containsExactly(1L, 2L);
+        context.commit(task, old);
+        task = null; // SIGKILL after the commit, before the stamp: rows 1 and 2 stay leased, unstamped
+
+        Map<String, String> two = Map.of("tasks.max", "2", "task.relay.count", "2");
+        store.becomeTask("relay-0", "a"::equals);
+        start(false, withIndex(two, 0));
+        store.insert(3, "a");
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
+        List<SourceRecord> first = task.poll();
+        assertThat(store.row(1).fanout).as("task 0 reconciles its share").isEqualTo(RECOVERED);
+        context.commit(task, first); // its first commit, before task 1 has started
+        task.stop();
+        task = null;
+
+        store.becomeTask("relay-1", "b"::equals);
+        start(false, withIndex(two, 1));
+        List<SourceRecord> second = task.poll();
+        assertThat(store.row(2).fanout).as("task 1 finds row 2 named by the generation of 1").isEqualTo(RECOVERED);
+        assertThat(seqs(second)).doesNotContain(2L);
+    }
+
+    private static Map<String, String> withIndex(Map<String, String> props, int index) {
+        Map<String, String> out = new HashMap<>(props);
+        out.put("task.relay.index", Integer.toString(index));
+        return out;
     }
 
     /** 4.10 */

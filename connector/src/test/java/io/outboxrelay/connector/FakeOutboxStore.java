@@ -69,6 +69,8 @@ final class FakeOutboxStore implements OutboxStore {
     private long maxClaimBytes = Long.MAX_VALUE;
     private long takeoverUntil = Long.MIN_VALUE;
     private FakeWakeupFlag flag;
+    /** The subjects of this task's share (every one unless a test says otherwise: {@link #becomeTask}). */
+    private java.util.function.Predicate<String> share = subject -> true;
 
     FakeOutboxStore(LongSupplier clock, long leaseMs) {
         this.clock = clock;
@@ -177,7 +179,8 @@ final class FakeOutboxStore implements OutboxStore {
             if (line.size() == limit) {
                 break;
             }
-            if (r.pending() && (r.leaseOwner == null || r.leaseUntil < now || takeover(r)) && r.nextAttemptAt <= now) {
+            if (r.pending() && share.test(r.subject) && (r.leaseOwner == null || r.leaseUntil < now || takeover(r))
+                && r.nextAttemptAt <= now) {
                 line.add(r);
             }
         }
@@ -191,7 +194,13 @@ final class FakeOutboxStore implements OutboxStore {
 
     /** The task starts again (after a crash): a new lease owner, whose first claim sets its takeover horizon. */
     void newIncarnation() {
-        owner = "relay-0#" + (++incarnation);
+        becomeTask("relay-0", subject -> true);
+    }
+
+    /** The store as task {@code taskOwner}'s next incarnation sees it, whose share holds the subjects {@code share} does. */
+    void becomeTask(String taskOwner, java.util.function.Predicate<String> share) {
+        owner = taskOwner + "#" + (++incarnation);
+        this.share = share;
         takeoverUntil = Long.MIN_VALUE;
     }
 
@@ -255,8 +264,8 @@ final class FakeOutboxStore implements OutboxStore {
         int already = 0;
         for (long seq : seqs) {
             Row r = rows.get(seq);
-            if (r == null) {
-                continue;
+            if (r == null || !share.test(r.subject)) {
+                continue; // RecoverableRows: only the rows of this task's share
             }
             if (r.pending() && leaseOwner.equals(r.leaseOwner)) {
                 r.fanout = fanoutOfType.apply(r.type);

@@ -158,8 +158,7 @@ class PartitionedOutboxIT {
 
     @Test
     void underTheRelaysSessionSettingsTheClaimAndStampReadAnIndexOfEveryPartitionAndNoHeapScan() throws SQLException {
-        NamedSql sql = NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql");
-        String claim = sql.bindable("ClaimRows", "events", OutboxColumns.DEFAULT::expand).sql();
+        String claim = JdbcOutboxStore.claimSql("events", OutboxColumns.DEFAULT, false).sql();
         StringBuilder numbered = new StringBuilder();
         int n = 0;
         for (char ch : claim.toCharArray()) {
@@ -169,7 +168,7 @@ class PartitionedOutboxIT {
         // the simple protocol, so that the server reads $1... as the generic plan's parameters
         String url = db.jdbcUrl() + (db.jdbcUrl().contains("?") ? "&" : "?") + "preferQueryMode=simple";
         try (Connection c = DriverManager.getConnection(url, db.user(), db.password()); Statement st = c.createStatement()) {
-            st.execute(sql.get("SessionSetup"));
+            st.execute(NamedSql.load(JdbcOutboxStore.class, "outbox-relay.sql").get("SessionSetup"));
             try (ResultSet rs = st.executeQuery("EXPLAIN (GENERIC_PLAN, COSTS OFF) " + numbered)) {
                 while (rs.next()) {
                     plan.append(rs.getString(1)).append('\n');

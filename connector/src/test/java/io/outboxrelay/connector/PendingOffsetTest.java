@@ -19,8 +19,11 @@ class PendingOffsetTest {
     private static final Subscription ORDERS = new Subscription("orders", "orders", List.of("order.*"), false);
 
     @Test
-    void theSlotPartitionHasOneEntry() {
-        assertThat(PendingOffset.slot("public.events", 3)).containsExactly(Map.entry("outbox.slot", "public.events#3"));
+    void theSlotPartitionHasOneEntryNamingTheIndexAndTheTaskCount() {
+        assertThat(PendingOffset.slot("public.events", 3, 4))
+            .containsExactly(Map.entry("outbox.slot", "public.events#3/4"));
+        assertThat(PendingOffset.slotWithoutCount("public.events", 3))
+            .containsExactly(Map.entry("outbox.slot", "public.events#3"));
     }
 
     @Test
