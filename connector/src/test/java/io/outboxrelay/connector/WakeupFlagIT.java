@@ -419,8 +419,9 @@ class WakeupFlagIT {
 
     /**
      * A snapshot lists no transaction at or above its xmax, and while nothing later has ended, the newest
-     * writer is there: in progress, yet not listed. Here the flag is an unlogged sequence, so the arming takes
-     * no transaction id that would push xmax past the writer (a logged setval does, which hid this). The
+     * writer is there: in progress, yet not listed. Here the flag is an unlogged sequence and already up, so the
+     * arming takes no transaction id that would push xmax past the writer (a logged setval does, and so does the
+     * count of a clear when the arming finds the flag down, which hid this; the test checks the writer is unlisted). The
      * claim after the arming also notes the ids from xmax to one it takes itself, and so watches the writer.
      */
     @Test
@@ -430,7 +431,14 @@ class WakeupFlagIT {
         db.execute("ALTER SEQUENCE events_wakeup SET UNLOGGED");
         try (Connection racing = openWriter("newest")) {
             String racer = xid(racing);
+            // the flag up already (another task armed it): the arming only sets the unlogged flag, taking no id; down,
+            // it would count a clear on the logged count, whose id would end after the writer's and list it
+            db.execute("SELECT setval('events_wakeup', 1, true)");
+            assertThat(db.query("SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x"))
+                .as("the writer is not listed: only the ids from xmax on find it").doesNotContain(List.of(racer));
             wakeupFlag().arm();
+            assertThat(db.query("SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x"))
+                .as("nor after the arming").doesNotContain(List.of(racer));
             OutboxStore.PassResult afterArming = store().pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
             assertThat(afterArming.inProgress()).contains(racer);
             racing.commit();
