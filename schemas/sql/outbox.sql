@@ -52,6 +52,10 @@
 \else
 \set partitioned no
 \endif
+-- One transaction: a run that fails midway (a refusal below, a lock_timeout) changes nothing. Block by block, the
+-- early blocks would put back their versions of the trigger and the requeues, which only the later ones replace.
+BEGIN;
+
 -- The names reach the DDL below as settings of this session, so that no name is ever pasted into SQL
 -- unquoted: every statement is built with format() and %I / %L.
 SET outbox_relay.outbox_table = :'table';
@@ -835,3 +839,5 @@ BEGIN
   $ddl$, s, n || '_requeue_matching', tbl, wake, c_type, n || '_wake_relay', ch);
 END;
 $outbox$;
+
+COMMIT;
