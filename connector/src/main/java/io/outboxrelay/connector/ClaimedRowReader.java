@@ -38,6 +38,10 @@ final class ClaimedRowReader {
         if (id == null) {
             f.problemOnce("id is NULL, which no record can carry; set the row's id (column outbox.column.id), then"
                 + " SELECT events_requeue(" + seq + ")");
+        } else {
+            // read as the other fields are: an id with a byte that is no character must not go out changed (two
+            // rows could then share one event.id), nor come back in a receipt the server cannot convert
+            f.nullableText(rs, 2, "id");
         }
         String type = f.text(rs, 3, "type");
         String subject = f.text(rs, 4, "subject");

@@ -63,12 +63,25 @@ final class DatabaseText {
         return decoder(charset(encoding)).decode(ByteBuffer.wrap(unhex(bytes))).toString();
     }
 
-    /** A text the task only logs or stores (id, last_error): a byte without a character becomes U+FFFD. */
+    /**
+     * A text the task only logs or stores (the id of a row to poison, last_error): a byte without a character becomes
+     * U+FFFD, or "?" in a single-byte encoding, where the task may send the text back (a poison reason quoting the last
+     * error) and the server must be able to convert it into the database's encoding.
+     */
     static String lenient(byte[] bytes, String encoding) {
         if (bytes == null) {
             return null;
         }
-        return encoding == null ? new String(bytes, StandardCharsets.UTF_8) : new String(unhex(bytes), charset(encoding));
+        if (encoding == null || RAW.get(encoding) == StandardCharsets.UTF_8) {
+            return new String(encoding == null ? bytes : unhex(bytes), StandardCharsets.UTF_8);
+        }
+        try {
+            return charset(encoding).newDecoder().onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE).replaceWith("?").decode(ByteBuffer.wrap(unhex(bytes)))
+                .toString();
+        } catch (CharacterCodingException e) {
+            throw new IllegalStateException("a replacing decoder threw", e); // REPLACE never reports
+        }
     }
 
     /** Why a field's bytes could not be read, for the row's poison reason. */

@@ -248,11 +248,11 @@ public class OutboxRelayTask extends SourceTask {
         if (claim != null) {
             if (claim.sweep()) {
                 metrics.sweep();
+                if (!pacer.hasFlag()) {
+                    lookForWakeupFlagAtSweep(now);
+                }
             }
             claims.run(out, now, claim);
-            if (claim.sweep() && !pacer.hasFlag()) {
-                lookForWakeupFlag(now);
-            }
         } else if (!room && held.has(HeldRow.State.ACKED) && now >= nextStampAloneAt) {
             // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
             nextStampAloneAt = now + pacer.paceMs();
@@ -278,6 +278,20 @@ public class OutboxRelayTask extends SourceTask {
         reconciler.reconcile(store);
         lookForWakeupFlag(now);
         firstPassDone = true;
+    }
+
+    /**
+     * Before a sweep's claim, never after it (a failure there would drop the records claimed): a look that fails
+     * leaves the task as it was, without the flag, until the next sweep.
+     */
+    private void lookForWakeupFlagAtSweep(long now) {
+        try {
+            lookForWakeupFlag(now);
+        } catch (SQLException | RuntimeException e) {
+            log.warn("Could not look for the wake-up flag of outbox table {} ({}); the task looks again at its next"
+                + " sweep, and until it has the flag, writers NOTIFY only while some other task is armed",
+                config.connector().quotedTable(), e.getMessage());
+        }
     }
 
     /**

@@ -372,7 +372,8 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     @Override
-    public ClaimPacer.Flag wakeupFlag() {
+    public ClaimPacer.Flag wakeupFlag() throws SQLException {
+        maybeFail("wakeupFlag");
         return flag;
     }
 

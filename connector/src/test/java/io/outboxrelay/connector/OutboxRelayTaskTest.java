@@ -441,17 +441,22 @@ class OutboxRelayTaskTest {
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
     }
 
+    /** A task listening on a table without the wake-up flag (before V2), quiet, its sweep every 10 s. */
+    private void startQuietOnATableWithoutTheFlag() throws InterruptedException {
+        start(Map.of("outbox.listen.enabled", "true", "outbox.sweep.interval.ms", "10000"));
+        for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
+            assertThat(task.poll()).isNull();
+            clock.advance(LINGER_MS);
+        }
+    }
+
     /**
      * Migration V2 applied while the task runs: from then on writers NOTIFY only while a task is armed, so a task that
      * kept the table it found at start (no flag) would wait for its sweeps. It looks again at each sweep, and arms.
      */
     @Test
     void aFlagTheTableGetsWhileTheTaskRunsIsFoundAtTheNextSweepAndArmed() throws Exception {
-        start(Map.of("outbox.listen.enabled", "true", "outbox.sweep.interval.ms", "10000"));
-        for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += LINGER_MS) {
-            assertThat(task.poll()).isNull();
-            clock.advance(LINGER_MS);
-        }
+        startQuietOnATableWithoutTheFlag();
         FakeWakeupFlag flag = store.withWakeupFlag();
         int passes = store.passes.size();
         clock.advance(5_000);
@@ -466,6 +471,29 @@ class OutboxRelayTaskTest {
         }
         assertThat(flag.arms).as("found at the sweep, armed after the idle time").isOne();
         assertThat(store.passes.get(store.passes.size() - 1).capture()).isTrue();
+    }
+
+    /**
+     * The look for the flag at a sweep can fail (a lost connection, grants revoked): the sweep's claim must still
+     * hand its rows to Connect. A look after the claim that threw dropped the records claimed while the rows stayed
+     * held as handed over, so a later pass could stamp them unsent (found by review).
+     */
+    @Test
+    void aFailedLookForTheFlagAtASweepLosesNothingTheSweepClaimed() throws Exception {
+        startQuietOnATableWithoutTheFlag();
+        store.insert(1, "a"); // its NOTIFY lost: found by the sweep
+        store.failNext("wakeupFlag", "08006");
+        clock.advance(10_000);
+
+        List<SourceRecord> swept = task.poll();
+
+        assertThat(seqs(swept)).containsExactly(1L);
+        task.commitRecord(swept.get(0), at(7));
+        clock.advance(LINGER_MS);
+        task.poll();
+        clock.advance(LINGER_MS);
+        task.poll();
+        assertThat(store.row(1).fanout).contains("\"offset\":7");
     }
 
     @Test
