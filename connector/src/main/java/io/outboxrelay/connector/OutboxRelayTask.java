@@ -110,9 +110,10 @@ public class OutboxRelayTask extends SourceTask {
             connector.listenEnabled() ? connector.notifyChannel() : null,
             new StrictOrder(connector.strictOrdering(), metrics, () -> pacer.request(clock.millis())));
         sizer = new ClaimSizer(connector.batchSize(), connector.batchMaxSize());
+        Map<String, Object> slot =
+            PendingOffset.slot(connector.table(), config.relayTaskIndex(), config.relayTaskCount());
         RecordOffsets.Naming naming = namesRows
-            ? RecordOffsets.Naming.pending(PendingOffset.slot(connector.table(), config.relayTaskIndex(), config.relayTaskCount()), store.owner(),
-                config.relayTaskCount(), transactions != null)
+            ? RecordOffsets.Naming.pending(slot, store.owner(), config.relayTaskCount(), transactions != null)
             : RecordOffsets.Naming.informational(connector.table());
         claims = new ClaimStep(store, held, writes,
             new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),
