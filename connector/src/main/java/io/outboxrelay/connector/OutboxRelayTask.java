@@ -290,7 +290,7 @@ public class OutboxRelayTask extends SourceTask {
             lookForWakeupFlag(now);
         } catch (SQLException | RuntimeException e) {
             log.warn("Could not look for the wake-up flag of outbox table {} ({}); the task looks again at its next"
-                + " sweep, and until it has the flag, writers NOTIFY only while some other task is armed",
+                + " sweep, and until then it waits for its writers' NOTIFYs or its sweeps as before",
                 config.connector().quotedTable(), e.getMessage());
         }
     }

@@ -107,6 +107,12 @@ final class FakeOutboxStore implements OutboxStore {
         loseNextClaimResult = true;
     }
 
+    /** Whether a failure queued for {@code operation} is still to come (the operation did not run since). */
+    boolean failurePending(String operation) {
+        Deque<SQLException> queue = failures.get(operation);
+        return queue != null && !queue.isEmpty();
+    }
+
     private void maybeFail(String operation) throws SQLException {
         Deque<SQLException> queue = failures.get(operation);
         if (queue != null && !queue.isEmpty()) {

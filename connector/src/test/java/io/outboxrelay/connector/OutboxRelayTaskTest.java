@@ -487,6 +487,7 @@ class OutboxRelayTaskTest {
 
         List<SourceRecord> swept = task.poll();
 
+        assertThat(store.failurePending("wakeupFlag")).as("the sweep looked, and the look failed").isFalse();
         assertThat(seqs(swept)).containsExactly(1L);
         task.commitRecord(swept.get(0), at(7));
         clock.advance(LINGER_MS);
