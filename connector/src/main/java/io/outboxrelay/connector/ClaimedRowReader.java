@@ -24,29 +24,29 @@ final class ClaimedRowReader {
     ClaimedRow read(ResultSet rs) throws SQLException {
         long seq = rs.getLong(1);
         String raw = rs.getString(15);
-        String id = lenient(rs.getBytes(2), raw);
+        byte[] idBytes = rs.getBytes(2);
         int attempts = rs.getInt(7);
-        String lastError = lenient(rs.getBytes(8), raw);
+        String lastError = DatabaseText.lenient(rs.getBytes(8), raw);
         boolean leaseExpired = rs.getBoolean(10);
         boolean takenOver = rs.getBoolean(11);
         long bytes = rs.getLong(13);
         Fields f = new Fields(seq, raw);
         long occurredAtMs = f.occurredAt(rs, 6);
         if (!rs.getBoolean(14)) {
-            return unread(seq, id, occurredAtMs, attempts, lastError, leaseExpired, takenOver, bytes);
+            return unread(seq, DatabaseText.lenient(idBytes, raw), occurredAtMs, attempts, lastError, leaseExpired,
+                takenOver, bytes);
         }
+        // read as the other fields are: an id with a byte that is no character must not go out changed (two rows
+        // could then share one event.id), nor come back in a receipt the server cannot convert; a row to poison is
+        // still described by what can be read of it
+        String id = f.text(idBytes, "id");
         if (id == null) {
-            f.problemOnce("id is NULL, which no record can carry; set the row's id (column outbox.column.id), then"
-                + " SELECT events_requeue(" + seq + ")");
-        } else {
-            // read as the other fields are: an id with a byte that is no character must not go out changed (two
-            // rows could then share one event.id), nor come back in a receipt the server cannot convert
-            f.nullableText(rs, 2, "id");
+            id = DatabaseText.lenient(idBytes, raw);
         }
-        String type = f.text(rs, 3, "type");
-        String subject = f.text(rs, 4, "subject");
-        String payload = f.text(rs, 5, "payload");
-        String headersText = f.nullableText(rs, 9, "headers");
+        String type = f.text(rs.getBytes(3), "type");
+        String subject = f.text(rs.getBytes(4), "subject");
+        String payload = f.text(rs.getBytes(5), "payload");
+        String headersText = f.nullableText(rs.getBytes(9), "headers");
         if (f.problem != null) {
             return new ClaimedRow(seq, id, type, subject, payload, occurredAtMs, attempts, lastError, 0, null, null, null,
                 leaseExpired, takenOver, bytes, f.problem);
@@ -71,11 +71,6 @@ final class ClaimedRowReader {
             leaseExpired, takenOver, bytes, why);
     }
 
-    /** A text the task only logs or stores (id, last_error): a byte without a character becomes U+FFFD. */
-    static String lenient(byte[] bytes, String raw) {
-        return DatabaseText.lenient(bytes, raw);
-    }
-
     /** The fields of one row; the first problem found is the row's. */
     private static final class Fields {
         private final long seq;
@@ -88,8 +83,8 @@ final class ClaimedRowReader {
             this.raw = raw;
         }
 
-        String text(ResultSet rs, int column, String field) throws SQLException {
-            String text = nullableText(rs, column, field);
+        String text(byte[] bytes, String field) {
+            String text = nullableText(bytes, field);
             if (text == null) {
                 problemOnce(field + " is NULL, which no record can carry; set the row's " + field + " (column"
                     + " outbox.column." + field + "), then SELECT events_requeue(" + seq + ")");
@@ -97,8 +92,7 @@ final class ClaimedRowReader {
             return text;
         }
 
-        String nullableText(ResultSet rs, int column, String field) throws SQLException {
-            byte[] bytes = rs.getBytes(column);
+        String nullableText(byte[] bytes, String field) {
             if (bytes == null) {
                 return null;
             }

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.Charset;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -51,16 +52,17 @@ final class DatabaseText {
      * database's encoding, whose bytes came as hex. Strict: a byte without a character throws.
      */
     static String strict(byte[] bytes, String encoding) throws CharacterCodingException {
-        if (encoding == null || RAW.get(encoding) == StandardCharsets.UTF_8) {
-            byte[] utf8 = encoding == null ? bytes : unhex(bytes);
+        Charset charset = charset(encoding);
+        byte[] text = encoding == null ? bytes : unhex(bytes);
+        if (charset == StandardCharsets.UTF_8) {
             // as the JDK decodes UTF-8 fastest, checked only when it replaced something
-            String text = new String(utf8, StandardCharsets.UTF_8);
-            if (text.indexOf('\uFFFD') >= 0) {
-                decoder(StandardCharsets.UTF_8).decode(ByteBuffer.wrap(utf8));
+            String utf8 = new String(text, charset);
+            if (utf8.indexOf('\uFFFD') >= 0) {
+                decoder(charset, CodingErrorAction.REPORT).decode(ByteBuffer.wrap(text));
             }
-            return text;
+            return utf8;
         }
-        return decoder(charset(encoding)).decode(ByteBuffer.wrap(unhex(bytes))).toString();
+        return decoder(charset, CodingErrorAction.REPORT).decode(ByteBuffer.wrap(text)).toString();
     }
 
     /**
@@ -72,13 +74,13 @@ final class DatabaseText {
         if (bytes == null) {
             return null;
         }
-        if (encoding == null || RAW.get(encoding) == StandardCharsets.UTF_8) {
-            return new String(encoding == null ? bytes : unhex(bytes), StandardCharsets.UTF_8);
+        Charset charset = charset(encoding);
+        byte[] text = encoding == null ? bytes : unhex(bytes);
+        if (charset == StandardCharsets.UTF_8) {
+            return new String(text, charset);
         }
         try {
-            return charset(encoding).newDecoder().onMalformedInput(CodingErrorAction.REPLACE)
-                .onUnmappableCharacter(CodingErrorAction.REPLACE).replaceWith("?").decode(ByteBuffer.wrap(unhex(bytes)))
-                .toString();
+            return decoder(charset, CodingErrorAction.REPLACE).replaceWith("?").decode(ByteBuffer.wrap(text)).toString();
         } catch (CharacterCodingException e) {
             throw new IllegalStateException("a replacing decoder threw", e); // REPLACE never reports
         }
@@ -106,7 +108,11 @@ final class DatabaseText {
             .collect(Collectors.toUnmodifiableMap(n -> n, n -> Charset.forName(names.getProperty(n))));
     }
 
+    /** The charset of texts the statement sent: UTF-8 as the server converted them (null), else the encoding's. */
     private static Charset charset(String encoding) {
+        if (encoding == null) {
+            return StandardCharsets.UTF_8;
+        }
         Charset charset = RAW.get(encoding);
         if (charset == null) {
             throw new IllegalStateException("the statement sent the bytes of " + encoding + ", which has no charset here");
@@ -114,9 +120,8 @@ final class DatabaseText {
         return charset;
     }
 
-    private static java.nio.charset.CharsetDecoder decoder(Charset charset) {
-        return charset.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    private static CharsetDecoder decoder(Charset charset, CodingErrorAction action) {
+        return charset.newDecoder().onMalformedInput(action).onUnmappableCharacter(action);
     }
 
     private static byte[] unhex(byte[] hex) {

@@ -470,10 +470,10 @@ final class JdbcOutboxStore implements OutboxStore {
                     // read as the claim reads: a row poisoned because its text is not UTF-8 must not fail here
                     String raw = rs.getString(9);
                     Timestamp occurredAt = rs.getTimestamp(6);
-                    out.add(new PoisonedRow(rs.getLong(1), ClaimedRowReader.lenient(rs.getBytes(2), raw),
-                        ClaimedRowReader.lenient(rs.getBytes(3), raw), ClaimedRowReader.lenient(rs.getBytes(4), raw),
+                    out.add(new PoisonedRow(rs.getLong(1), DatabaseText.lenient(rs.getBytes(2), raw),
+                        DatabaseText.lenient(rs.getBytes(3), raw), DatabaseText.lenient(rs.getBytes(4), raw),
                         rs.getInt(5), occurredAt == null ? 0 : occurredAt.getTime(), rs.getTimestamp(7).getTime(),
-                        ClaimedRowReader.lenient(rs.getBytes(8), raw)));
+                        DatabaseText.lenient(rs.getBytes(8), raw)));
                 }
             }
             return out;

@@ -34,7 +34,7 @@ final class SlotReconciler {
     private static final int SEQS_SHOWN = 10;
 
     /** A slot read, by its name after the table's ("3/4": index 3 of 4; "3": a slot without a count). */
-    private record Slot(String index, PendingOffset.Named named) {
+    private record Slot(String name, PendingOffset.Named named) {
     }
 
     private final List<Slot> toReconcile;
@@ -141,13 +141,13 @@ final class SlotReconciler {
             OutboxStore.Recovered r = store.stampRecovered(named.owner(), named.seqs(), this::fanout);
             toReconcile.remove(0);
             log.info("Slot {} (owner {}) named {} row(s): {} of this task's share stamped now without producing them"
-                + " again, {} stamped already", slot.index(), named.owner(), named.seqs().length, r.stamped(),
+                + " again, {} stamped already", slot.name(), named.owner(), named.seqs().length, r.stamped(),
                 r.alreadyStamped());
             if (!r.notLeased().isEmpty()) {
                 log.warn("Slot {} (owner {}) names {} row(s) of this task's share that are neither stamped nor leased"
                     + " by that owner any more, so they are left to be claimed and produced (again, if their records"
                     + " were delivered): requeued, released at a stop, claimed by another connector on the table, or"
-                    + " rows of a table created again since; first seqs {}", slot.index(), named.owner(),
+                    + " rows of a table created again since; first seqs {}", slot.name(), named.owner(),
                     r.notLeased().size(), r.notLeased().subList(0, Math.min(SEQS_SHOWN, r.notLeased().size())));
             }
         }
