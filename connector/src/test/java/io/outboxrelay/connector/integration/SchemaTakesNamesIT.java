@@ -57,15 +57,24 @@ class SchemaTakesNamesIT {
             .containsExactly(List.of(true, true, true, true));
     }
 
+    /** {@code app.o'ut"box} as SQL must write it. */
+    private static final String QUOTED_TABLE = "app.\"o'ut\"\"box\"";
+
+    /** A database where outbox.sql made the table {@code app.o'ut"box}. */
+    private static TestDatabase withTableNeedingQuotes(String name) {
+        TestDatabase db = TestPostgres.get().createEmptyDatabase(name);
+        db.runScript(OUTBOX_SQL, Map.of("table", "app.o'ut\"box", "channel", "app_outbox"));
+        return db;
+    }
+
     /**
      * Migration V6 takes any table name: the replay functions quote it wherever it appears, their error messages
      * included (a name with a quote in it must not break the function's body).
      */
     @Test
     void theReplayFunctionsWorkForATableWhoseNameNeedsQuoting() {
-        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_names_replay");
-        db.runScript(OUTBOX_SQL, Map.of("table", "app.o'ut\"box", "channel", "app_outbox"));
-        String table = "app.\"o'ut\"\"box\"";
+        TestDatabase db = withTableNeedingQuotes("schema_names_replay");
+        String table = QUOTED_TABLE;
         String replay = "app.\"o'ut\"\"box_replay\"";
         db.execute("INSERT INTO " + table + "(type, subject, fanned_out_at, fanout)"
             + " VALUES ('order.created', 'o-1', now(), '{}'), ('order.paid', 'o-1', now(), '{}')");
@@ -85,9 +94,8 @@ class SchemaTakesNamesIT {
      */
     @Test
     void theRequeuesWakeTheRelayForATableWhoseNameNeedsQuoting() {
-        TestDatabase db = TestPostgres.get().createEmptyDatabase("schema_names_requeue");
-        db.runScript(OUTBOX_SQL, Map.of("table", "app.o'ut\"box", "channel", "app_outbox"));
-        String table = "app.\"o'ut\"\"box\"";
+        TestDatabase db = withTableNeedingQuotes("schema_names_requeue");
+        String table = QUOTED_TABLE;
         String flag = "app.\"o'ut\"\"box_wakeup\"";
         String count = "SELECT COALESCE(pg_sequence_last_value('app.\"o''ut\"\"box_wakeup_clears\"'), 0)";
         long single = db.queryLong("INSERT INTO " + table + "(type, subject, poisoned_at, last_error)"
