@@ -53,7 +53,8 @@ public final class TestPostgres {
     }
 
     private static PostgresServer embeddedServer() {
-        PostgresBuilder builder = new PostgresBuilder().maxConnections(300).setting("wal_level", "logical");
+        PostgresBuilder builder = new PostgresBuilder().maxConnections(300).setting("wal_level", "logical")
+            .setting("max_prepared_transactions", "4");
         String binaries = System.getProperty(BINARIES_PROPERTY, "");
         if (!binaries.isBlank()) {
             builder.binaries(Path.of(binaries));
