@@ -31,7 +31,7 @@ class FakeWakeupFlag implements ClaimPacer.Flag {
         if (lookFailure != null) {
             throw lookFailure;
         }
-        return counted ? clears != token : !armed;
+        return counted ? clears != token || !armed : !armed; // as CountClears: the count moved, or the flag is down
     }
 
     @Override
