@@ -60,10 +60,9 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
 -- none); and with :capture, every transaction that may be in progress in that snapshot: those it lists, and
 -- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
--- above its xmax, and the newest writers may be there when nothing later has ended yet), less those another database
--- of the cluster has prepared (they never wrote this table, and one left orphaned would never end); and in how many
--- ms the rows of the task's share released with a backoff fall due (among its first 10,000 rows in line, the 1,000
--- soonest times): the task claims then even while quiet. Its own releases it times itself, but not those of an earlier
+-- above its xmax, and the newest writers may be there when nothing later has ended yet), and in how many ms the
+-- rows of the task's share released with a backoff fall due (among its first 10,000 rows in line, the 1,000 soonest
+-- times): the task claims then even while quiet. Its own releases it times itself, but not those of an earlier
 -- incarnation or of another task that held the share, whose times went with them; the task's claims take such a row
 -- once due while rows keep coming, and this tells a task about to wait for a NOTIFY.
 --
@@ -147,14 +146,10 @@ w AS (
   SELECT ARRAY(SELECT x FROM unnest(:watch::text[]) x
                 WHERE NOT pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) AS running,
          CASE WHEN :capture::boolean
-              THEN ARRAY(SELECT t.x FROM (SELECT x::text AS x FROM pg_snapshot_xip(pg_current_snapshot()) x
-                                           UNION ALL
-                                           SELECT g::text FROM generate_series(
-                                                    pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
-                                                    pg_current_xact_id()::text::bigint - 1) g) t
-                          WHERE t.x::xid8::xid <> ALL (ARRAY(SELECT p.transaction FROM pg_prepared_xacts p
-                                                              WHERE p.database <> current_database()))) END
-                AS in_progress,
+              THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x
+                         UNION ALL
+                         SELECT g::text FROM generate_series(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                                                             pg_current_xact_id()::text::bigint - 1) g) END AS in_progress,
          CASE WHEN :capture::boolean
               THEN ARRAY(SELECT DISTINCT ceil(EXTRACT(EPOCH FROM q.next_attempt_at - now()) * 1000)::bigint
                            FROM (SELECT r.next_attempt_at FROM {table} r

@@ -450,46 +450,4 @@ class WakeupFlagIT {
             db.execute("ALTER SEQUENCE events_wakeup SET LOGGED");
         }
     }
-
-    /**
-     * A transaction another database prepared never wrote this table, and one left orphaned never ends: the claim
-     * after an arming does not watch it, or a settling task would claim four times a second until a DBA resolved it.
-     * One this database prepared after its insert read the flag down (a NOTIFY would have refused the PREPARE) is
-     * watched (the control), and its row is claimed once it is committed.
-     */
-    @Test
-    void aTransactionAnotherDatabasePreparedIsNotWatchedAndOneOfThisDatabaseIs() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(db.queryLong("SELECT current_setting('max_prepared_transactions')::int")
-            >= 2, "the server allows no prepared transactions");
-        TestDatabase other = TestPostgres.get().createDatabase("wakeup_other");
-        String elsewhere;
-        String here;
-        try (Connection o = other.connect(); Connection racing = openWriter("prepared")) {
-            o.setAutoCommit(false);
-            elsewhere = xid(o);
-            try (Statement s = o.createStatement()) {
-                s.execute("PREPARE TRANSACTION 'wakeup_elsewhere'");
-            }
-            here = xid(racing);
-            try (Statement s = racing.createStatement()) {
-                s.execute("PREPARE TRANSACTION 'wakeup_here'");
-            }
-        }
-        try {
-            wakeupFlag().arm();
-            OutboxStore.PassResult afterArming = store().pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
-            assertThat(afterArming.inProgress()).as("this database's prepared writer").contains(here)
-                .as("another database's prepared transaction").doesNotContain(elsewhere);
-            db.execute("COMMIT PREPARED 'wakeup_here'");
-            OutboxStore.PassResult settling = store().pass(new OutboxStore.Pass(List.of(), 100, afterArming.inProgress(),
-                false));
-            assertThat(settling.running()).isEmpty();
-            assertThat(settling.claim().rows()).extracting(ClaimedRow::subject).containsExactly("prepared");
-        } finally {
-            other.execute("ROLLBACK PREPARED 'wakeup_elsewhere'");
-            if (!db.query("SELECT 1 FROM pg_prepared_xacts WHERE gid = 'wakeup_here'").isEmpty()) {
-                db.execute("ROLLBACK PREPARED 'wakeup_here'");
-            }
-        }
-    }
 }

@@ -53,8 +53,7 @@ public final class TestPostgres {
     }
 
     private static PostgresServer embeddedServer() {
-        PostgresBuilder builder = new PostgresBuilder().maxConnections(300).setting("wal_level", "logical")
-            .setting("max_prepared_transactions", "4");
+        PostgresBuilder builder = new PostgresBuilder().maxConnections(300).setting("wal_level", "logical");
         String binaries = System.getProperty(BINARIES_PROPERTY, "");
         if (!binaries.isBlank()) {
             builder.binaries(Path.of(binaries));
