@@ -34,7 +34,7 @@ public final class ConnectionConfigKeys {
             .define(URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new JdbcUrlValidator(), Importance.HIGH,
                 "JDBC URL of the PostgreSQL database, e.g. jdbc:postgresql://db:5432/app?sslmode=verify-full. "
                     + "Driver properties that load classes or write files (" + DriverPropertyGuard.describeForbidden()
-                    + ") are rejected, and so is a password or sslpassword in the URL: set connection.password and"
+                    + "; loggerLevel=OFF alone is accepted) are rejected, and so is a password or sslpassword in the URL: set connection.password and"
                     + " connection.ssl.password, which are masked. TLS: ?sslmode=verify-full&sslrootcert=/path/root.crt.",
                 GROUP, ++order, Width.LONG, "JDBC URL")
             .define(USER, Type.STRING, null, Importance.HIGH,

@@ -34,6 +34,14 @@ public final class DriverPropertyGuard {
     }
 
     /**
+     * {@code loggerLevel=OFF}, which Testcontainers' {@code getJdbcUrl()} adds to every PostgreSQL URL: it only turns
+     * the driver's logging off. Any other level makes the driver log to the worker's standard error.
+     */
+    private static boolean quietLogger(String name, String value) {
+        return name.strip().equalsIgnoreCase("loggerLevel") && value != null && value.strip().equalsIgnoreCase("OFF");
+    }
+
+    /**
      * @throws ConfigException naming the key and the offending property when the URL is not a
      *     PostgreSQL JDBC URL or carries a forbidden driver property
      */
@@ -52,6 +60,9 @@ public final class DriverPropertyGuard {
             throw new ConfigException(key, redact(url), "is not a URL the PostgreSQL driver can parse");
         }
         for (String name : parsed.stringPropertyNames()) {
+            if (quietLogger(name, parsed.getProperty(name))) {
+                continue;
+            }
             if (FORBIDDEN_LOWER.contains(name.strip().toLowerCase(Locale.ROOT))) {
                 throw new ConfigException(key, redact(url), "driver property '" + name
                     + "' is not allowed: it loads classes or writes files on the worker. Remove it; "

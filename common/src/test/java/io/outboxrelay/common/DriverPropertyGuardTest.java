@@ -2,6 +2,7 @@ package io.outboxrelay.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.util.List;
@@ -57,6 +58,17 @@ class DriverPropertyGuardTest {
                 .doesNotContain(PAYLOAD)
                 .doesNotContain("ApplicationName=x")
                 .doesNotContain("sslmode=require");
+        }
+    }
+
+    /** Testcontainers' getJdbcUrl() ends every PostgreSQL URL with ?loggerLevel=OFF: a harness passes it as is. */
+    @Test
+    void loggerLevelOffIsAcceptedAndAnyOtherLevelIsNot() {
+        DriverPropertyGuard.check(KEY, BASE + "?loggerLevel=OFF");
+        DriverPropertyGuard.check(KEY, BASE + "?sslmode=disable&loggerlevel=off");
+        for (String level : List.of("DEBUG", "TRACE", "")) {
+            assertThatThrownBy(() -> DriverPropertyGuard.check(KEY, BASE + "?loggerLevel=" + level)).as(level)
+                .isInstanceOf(ConfigException.class).hasMessageContaining("'loggerLevel' is not allowed");
         }
     }
 
