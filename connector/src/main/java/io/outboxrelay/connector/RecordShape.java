@@ -11,9 +11,11 @@ import java.util.Locale;
 record RecordShape(ValueFormat valueFormat, boolean cloudEvents, String cloudEventsSource) {
     static final RecordShape ENVELOPE = new RecordShape(ValueFormat.ENVELOPE, false, "");
 
-    /** Headers the relay writes with plain headers, in either value format; a row may never set them. */
-    static final List<String> RELAY_HEADERS = List.of("event.id", "event.type", "subscription", "event.seq",
-        "event.subject", "event.occurred_at", "event.coalesced_seqs");
+    /** Headers the relay writes on every record, in every value format; a row may never set them. */
+    static final List<String> RELAY_HEADERS = List.of("event.id", "event.type", "subscription");
+    /** Headers the payload formats add, carrying what the envelope holds in its fields. */
+    static final List<String> PAYLOAD_HEADERS = List.of("event.seq", "event.subject", "event.occurred_at",
+        "event.coalesced_seqs");
     /** Headers {@code headers.format=cloudevents} adds (the CloudEvents Kafka binding, binary mode). */
     static final List<String> CLOUDEVENTS_HEADERS = List.of("ce_specversion", "ce_id", "ce_type", "ce_source",
         "ce_time", "ce_subject", "content-type");
@@ -58,13 +60,18 @@ record RecordShape(ValueFormat valueFormat, boolean cloudEvents, String cloudEve
         return valueFormat != ValueFormat.ENVELOPE;
     }
 
-    /** The headers a row's {@code headers} column may not set under this shape: the ones the relay writes. */
+    /**
+     * The headers a row's {@code headers} column may not set under this shape: the ones the relay writes. The
+     * envelope carries every other header of the row, as the contract has it, {@code event.seq} and the like included.
+     */
     List<String> reservedHeaders() {
-        if (!cloudEvents) {
-            return RELAY_HEADERS;
-        }
         List<String> all = new ArrayList<>(RELAY_HEADERS);
-        all.addAll(CLOUDEVENTS_HEADERS);
+        if (payloadOnly()) {
+            all.addAll(PAYLOAD_HEADERS);
+        }
+        if (cloudEvents) {
+            all.addAll(CLOUDEVENTS_HEADERS);
+        }
         return List.copyOf(all);
     }
 }

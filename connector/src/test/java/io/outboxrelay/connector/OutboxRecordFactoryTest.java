@@ -310,5 +310,7 @@ class OutboxRecordFactoryTest {
         }
         assertThat(RecordShape.ENVELOPE.reservedHeaders()).as("a writer's own CloudEvents headers stay allowed")
             .doesNotContain("content-type", "ce_id");
+        assertThat(RecordShape.ENVELOPE.reservedHeaders()).as("the envelope writes these in its fields, not headers")
+            .doesNotContain("event.seq", "event.subject", "event.occurred_at", "event.coalesced_seqs");
     }
 }

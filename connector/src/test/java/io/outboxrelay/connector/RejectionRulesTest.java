@@ -38,6 +38,14 @@ class RejectionRulesTest {
         assertThat(RULES.beforeProducing(rowWithHeader(key))).isNull();
     }
 
+    /** The envelope carries seq, subject and occurred_at in its fields: a row's header of that name goes out as is. */
+    @ParameterizedTest
+    @ValueSource(strings = {"event.seq", "event.subject", "event.occurred_at", "event.coalesced_seqs"})
+    void aHeaderOnlyThePayloadFormatsWriteIsTheRowsOwnUnderTheEnvelopeAndRejectedUnderThem(String key) {
+        assertThat(RULES.beforeProducing(rowWithHeader(key))).isNull();
+        assertThat(payloadJsonRules().beforeProducing(rowWithHeader(key))).contains("'" + key + "'");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"deep", "long-number"})
     void aPayloadPayloadJsonCannotTurnIntoARecordIsRejectedNotLeftToFailTheTask(String kind) {
