@@ -1,9 +1,8 @@
 package io.outboxrelay.connector;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.outboxrelay.common.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -17,15 +16,6 @@ import java.util.List;
  */
 final class HeadersJson {
     private static final String NOT_JSON = "text that is not valid JSON";
-    /**
-     * No limits of Jackson's own: the text is PostgreSQL's print of a jsonb value, valid JSON whose size the claim
-     * already bounded (outbox.max.record.bytes), and only read here, never converted to numbers.
-     */
-    private static final JsonFactory FACTORY = JsonFactory.builder()
-        .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(Integer.MAX_VALUE)
-            .maxNumberLength(Integer.MAX_VALUE).maxStringLength(Integer.MAX_VALUE).maxNameLength(Integer.MAX_VALUE)
-            .build())
-        .build();
 
     /** The JSON type of the column ({@code null} when SQL NULL) and, for an object, its entries. */
     record Parsed(String type, String[] keys, String[] values) {
@@ -39,7 +29,7 @@ final class HeadersJson {
         if (text == null) {
             return Parsed.NONE;
         }
-        try (JsonParser p = FACTORY.createParser(text)) {
+        try (JsonParser p = Json.FACTORY.createParser(text)) {
             JsonToken first = p.nextToken();
             return first == JsonToken.START_OBJECT ? object(p, text) : new Parsed(type(first), null, null);
         } catch (IOException e) {

@@ -82,6 +82,20 @@ class MentionGrammarTest {
         assertThat(MentionGrammar.isReservedPing("agent")).isFalse();
     }
 
+    /**
+     * Valid blocks past Jackson's default limits (jsonb prints {@code 1e1000} as a 1,001-digit number; deep nesting; a
+     * long field name) are read: they had been refused as "not valid JSON", and the message's mentions never routed.
+     */
+    @Test
+    void readsValidBlocksPastJacksonsDefaultLimits() {
+        String number = "1" + "0".repeat(1_000);
+        String deep = "[".repeat(1_500) + "]".repeat(1_500);
+        String longName = "k".repeat(60_000);
+        String blocks = "[{\"type\":\"code\",\"n\":" + number + ",\"d\":" + deep + ",\"" + longName + "\":1},"
+            + "{\"type\":\"text\",\"text\":\"hi @ada\"}]";
+        assertThat(MentionGrammar.handles(blocks)).containsExactly("ada");
+    }
+
     @Test
     void findsNothingInAnEmptyBlockListOrATextBlockWithoutText() {
         assertThat(MentionGrammar.handles("[]")).isEmpty();
