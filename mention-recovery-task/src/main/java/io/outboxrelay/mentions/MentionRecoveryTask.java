@@ -118,7 +118,8 @@ public class MentionRecoveryTask extends SourceTask {
         markRetryAtMs = 0;
         unmarked.clear();
         pass = null;
-        toleranceAll = "all".equalsIgnoreCase(config.connectorSetting("errors.tolerance"));
+        String tolerance = config.connectorSetting("errors.tolerance");
+        toleranceAll = tolerance != null && "all".equalsIgnoreCase(tolerance.trim()); // trimmed, as Connect reads it
         namesMessages = !toleranceAll;
         transactions = context == null ? null : context.transactionContext();
         lastList = List.of();
