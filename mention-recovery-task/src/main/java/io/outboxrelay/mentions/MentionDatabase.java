@@ -7,17 +7,20 @@ import io.outboxrelay.common.PostgresListener;
 
 /**
  * The task's database resources: a small pool for the pass (reads, owed rows, marks; used from the
- * task thread only) and, unless {@code mentions.notify.channel} is empty, the LISTEN session.
+ * task thread only), the session holding the scan ({@link ScanLock}) and, unless {@code mentions.notify.channel} is
+ * empty, the LISTEN session.
  */
 final class MentionDatabase implements AutoCloseable {
     static final int POOL_SIZE = 2;
 
     private final HikariDataSource pool;
     private final PostgresListener listener;
+    private final ScanLock scan;
 
-    private MentionDatabase(HikariDataSource pool, PostgresListener listener) {
+    private MentionDatabase(HikariDataSource pool, PostgresListener listener, ScanLock scan) {
         this.pool = pool;
         this.listener = listener;
+        this.scan = scan;
     }
 
     /**
@@ -39,16 +42,22 @@ final class MentionDatabase implements AutoCloseable {
         if (listener != null) {
             listener.start();
         }
-        MentionDatabase db = new MentionDatabase(pool, listener);
-        return new MentionRecoveryTask.OpenedDatabase(new JdbcMentionStore(pool), db);
+        ScanLock scan = new ScanLock(() -> PostgresDataSources.open(settings), MentionRecoveryConfig.APPLICATION_NAME
+            + "-scan:" + config.connectorName() + (taskId == null ? "" : "/" + taskId));
+        MentionDatabase db = new MentionDatabase(pool, listener, scan);
+        return new MentionRecoveryTask.OpenedDatabase(new JdbcMentionStore(pool), db, scan::otherScanner);
     }
 
-    /** Stops the listener first (so it requests no more passes), then closes the pool. */
+    /** Stops the listener first (so it requests no more passes), then closes the pool and the scan's session. */
     @Override
     public void close() {
-        if (listener != null) {
-            listener.close();
+        try {
+            if (listener != null) {
+                listener.close();
+            }
+            pool.close();
+        } finally {
+            scan.close();
         }
-        pool.close();
     }
 }

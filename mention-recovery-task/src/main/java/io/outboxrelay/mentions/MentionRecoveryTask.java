@@ -41,8 +41,18 @@ public class MentionRecoveryTask extends SourceTask {
         OpenedDatabase open(MentionRecoveryConfig config, ScanTrigger trigger);
     }
 
-    /** The store, and what to close on stop (pool, listener). */
-    record OpenedDatabase(MentionStore store, AutoCloseable closer) {
+    /** Who else scans the database's messages: null when this task does ({@link ScanLock}). */
+    @FunctionalInterface
+    interface ScanGuard {
+        String otherScanner() throws SQLException;
+    }
+
+    /** The store, what to close on stop (pool, listener, the scan's session), and the guard of the scan. */
+    record OpenedDatabase(MentionStore store, AutoCloseable closer, ScanGuard scan) {
+        /** A database whose scan no other task can hold: unit tests' fakes. */
+        OpenedDatabase(MentionStore store, AutoCloseable closer) {
+            this(store, closer, () -> null);
+        }
     }
 
     private final Clock clock;
@@ -54,6 +64,9 @@ public class MentionRecoveryTask extends SourceTask {
 
     private MentionRecoveryConfig config;
     private MentionStore store;
+    private ScanGuard scan;
+    /** The other session that held the scan at the last look, or null: this task holds it, or has not looked. */
+    private String scanHeldBy;
     private volatile AutoCloseable resources;
     private volatile ScanTrigger trigger;
     private volatile boolean stopping;
@@ -136,6 +149,8 @@ public class MentionRecoveryTask extends SourceTask {
         OpenedDatabase db = opener.open(config, trigger);
         store = db.store();
         resources = db.closer();
+        scan = db.scan();
+        scanHeldBy = null;
         metricsRegistry = TaskMetricsRegistry.register(context, "mentions", config.connectorName(),
             config.taskId("0"), metrics.gauges());
         trigger.request(ScanTrigger.Kind.START);
@@ -229,7 +244,46 @@ public class MentionRecoveryTask extends SourceTask {
             }
             pass = new MentionPass(kind, config.batchSize(), System.nanoTime());
         }
-        return nextBatch();
+        return holdsScan() ? nextBatch() : null;
+    }
+
+    /** The other session that held the scan at this task's last look, or null (tests). */
+    String scanHeldBy() {
+        return scanHeldBy;
+    }
+
+    /**
+     * Before each batch: whether this task holds the scan of the database's messages. Held by another task (a second
+     * connector with mentions.enabled=true on the database, or one that took over while this task's session was
+     * lost), the pass ends and is put off for a scan interval; records already out settle and their messages are
+     * marked as usual. The first task to look once the holder's session has ended takes over.
+     */
+    private boolean holdsScan() {
+        String other;
+        try {
+            other = scan.otherScanner();
+        } catch (SQLException e) {
+            failPass("taking the scan of table messages", e);
+            return false;
+        }
+        if (other == null) {
+            if (scanHeldBy != null) {
+                log.info("Mention recovery: {} no longer scans table messages; this task does now", scanHeldBy);
+            }
+            scanHeldBy = null;
+            return true;
+        }
+        ScanTrigger.Kind kind = pass.kind();
+        pass = null;
+        long interval = config.scanInterval().toMillis();
+        trigger.retryAfter(kind, interval);
+        if (!other.equals(scanHeldBy)) {
+            log.warn("Mention recovery: {} scans table messages of this database, so this task stays idle and takes"
+                + " over once that session ends (it looks every {} ms). Two tasks scanning would publish every"
+                + " recovered mention twice: set mentions.enabled=true on one connector per database", other, interval);
+        }
+        scanHeldBy = other;
+        return false;
     }
 
     /** Reads, routes and publishes one batch of the current pass; null when it produced no record. */

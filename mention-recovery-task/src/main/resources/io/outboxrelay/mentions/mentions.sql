@@ -69,3 +69,43 @@ UPDATE messages m
  WHERE m.seq = u.seq
    AND m.id = u.id
    AND m.mentions_routed_at IS NULL
+
+-- name: TakeScan
+-- One mention task scans a database's messages: two would both publish every recovered mention. The task
+-- holds this session-level advisory lock on a session of its own while it runs (released when the session ends:
+-- a stop, a crash, a lost connection). Keyed by the messages table the search path finds, so connectors on other
+-- databases or schemas never wait for each other (without the table, key 0: the pass reports the missing table).
+-- The session names the connector and task, and sends TCP keepalives: a session whose client vanished (a worker
+-- host lost) ends, and frees the lock, within about a minute instead of the operating system's two hours.
+-- True when this session holds it.
+-- 1 application_name of the session
+SELECT set_config('application_name', ?, false) IS NOT NULL
+       AND set_config('tcp_keepalives_idle', '30', false) IS NOT NULL
+       AND set_config('tcp_keepalives_interval', '10', false) IS NOT NULL
+       AND set_config('tcp_keepalives_count', '3', false) IS NOT NULL
+       AND pg_try_advisory_lock(hashtext('outbox-relay mentions scan'),
+                                COALESCE(to_regclass('messages')::oid::int, 0))
+
+-- name: HoldsScan
+-- Whether this session holds TakeScan's lock for the messages table the search path finds now: a table created,
+-- dropped or recreated since the lock was taken changes the key, and the lock held is then released and taken
+-- again, or two tasks would hold different keys for one table.
+SELECT EXISTS (SELECT 1 FROM pg_locks l
+                WHERE l.pid = pg_backend_pid() AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                  AND l.classid = hashtext('outbox-relay mentions scan')::oid
+                  AND l.objid = COALESCE(to_regclass('messages')::oid, 0))
+
+-- name: LetScanGo
+-- Releases every advisory lock of this session (it takes none but TakeScan's).
+SELECT true FROM (SELECT pg_advisory_unlock_all()) released
+
+-- name: ScanHolder
+-- The session holding TakeScan's lock, as a task that did not get it describes it: its application_name
+-- (another connector's mention task, or a session someone opened by hand) and pid.
+SELECT COALESCE(NULLIF(a.application_name, ''), 'a session without application_name') || ' (pid ' || l.pid || ')'
+  FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+   AND l.classid = hashtext('outbox-relay mentions scan')::oid
+   AND l.objid = COALESCE(to_regclass('messages')::oid, 0)
+ LIMIT 1

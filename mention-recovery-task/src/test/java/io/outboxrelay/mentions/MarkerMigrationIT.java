@@ -14,7 +14,6 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Adding the marker to an existing messages table seeds forward: a message that existed before the
@@ -70,11 +69,8 @@ class MarkerMigrationIT {
             assertThat(queryLong(owner, "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
                 + "WHERE c.relname = 'messages_mentions_unrouted_idx' AND i.indisvalid")).isEqualTo(1);
 
-            PGSimpleDataSource relay = new PGSimpleDataSource();
-            relay.setUrl(url);
-            relay.setUser(PostgresFixture.RELAY_USER);
-            relay.setPassword(PostgresFixture.RELAY_PASSWORD);
-            List<UnroutedMessage> unrouted = new JdbcMentionStore(relay).readUnrouted(0, Long.MAX_VALUE, 0, 10);
+            List<UnroutedMessage> unrouted = new JdbcMentionStore(PostgresFixture.relayDataSource(url))
+                .readUnrouted(0, Long.MAX_VALUE, 0, 10);
             assertThat(unrouted).extracting(UnroutedMessage::id).containsExactly("after");
         }
     }

@@ -12,6 +12,7 @@ import static io.outboxrelay.mentions.PostgresFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outboxrelay.common.TaskIdentityKeys;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -78,13 +79,16 @@ class MentionRecoveryTaskPostgresIT {
         owner.close();
     }
 
-    private MentionRecoveryTask startTask(String enabled) {
+    private MentionRecoveryTask startTask(String enabled, String... overrides) {
         Map<String, String> props = MentionRecoveryTaskTest.connectorProps();
+        for (int i = 0; i < overrides.length; i += 2) {
+            props.put(overrides[i], overrides[i + 1]);
+        }
         props.put("connection.url", url);
         props.put("connection.user", PostgresFixture.RELAY_USER);
         props.put("connection.password", PostgresFixture.RELAY_PASSWORD);
         props.put("mentions.enabled", enabled);
-        props.put("mentions.scan.interval.ms", "3600000"); // only start and NOTIFY trigger passes here
+        props.putIfAbsent("mentions.scan.interval.ms", "3600000"); // only start and NOTIFY trigger passes here
         MentionRecoveryTask task = new MentionRecoveryTask();
         tasks.add(task);
         task.start(props);
@@ -166,6 +170,86 @@ class MentionRecoveryTaskPostgresIT {
         List<SourceRecord> again = pollUntil(restarted, passesCompleted(restarted, 1));
         assertThat(again).isEmpty();
         assertThat(owedRows()).isEqualTo(1);
+    }
+
+    /**
+     * Two connectors with mention recovery on one database: while the first task's records of m1 are in flight, m1 is
+     * still unrouted (the control: the second task's own read finds it, and would publish it again), yet the second
+     * task publishes nothing, since the first holds the scan. Once the first stops, the second takes over at its next
+     * look (a scan interval of 200 ms here) and recovers what comes next.
+     */
+    @Test
+    void aSecondConnectorsMentionTaskStaysIdleWhileTheFirstScansAndTakesOverOnceItStops() throws Exception {
+        message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());
+        MentionRecoveryTask first = startTask("true");
+        List<SourceRecord> firsts = pollUntil(first, recovered(first, 1));
+        assertThat(describe(firsts)).containsExactly("m1->a-ada:OWED");
+
+        MentionRecoveryTask second = startTask("true", "name", "other-connector", "mentions.scan.interval.ms", "200");
+        assertThat(pollUntil(second, () -> second.scanHeldBy() != null)).isEmpty();
+        assertThat(second.scanHeldBy()).as("names the first connector's task")
+            .startsWith("outbox-relay-mentions-scan:" + TaskIdentityKeys.DEFAULT_CONNECTOR_NAME + "/1 (pid ");
+        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(url)).readUnrouted(0, Long.MAX_VALUE, 0, 10))
+            .as("m1 is still unrouted: only the scan's lock keeps the second task from publishing it")
+            .extracting(UnroutedMessage::id).containsExactly("m1");
+        assertThat(second.poll()).isNull();
+
+        first.commitRecord(firsts.get(0), ACK);
+        pollUntil(first, marked("m1"));
+        first.stop();
+        message(owner, "m2", "ch", "u-1", "and @ada", System.currentTimeMillis());
+        List<SourceRecord> seconds = pollUntil(second, recovered(second, 1));
+        assertThat(describe(seconds)).containsExactly("m2->a-ada:OWED");
+        assertThat(second.scanHeldBy()).isNull();
+    }
+
+    /**
+     * The holder's scan session is killed (a DBA's pg_terminate_backend, a network cut): its lock goes with it, the
+     * other connector's task takes the scan at its next look, and the first task, at its next batch, finds it held
+     * and scans no more (the control: before the kill, the second task was the one kept idle).
+     */
+    @Test
+    void aTaskThatLostItsScanSessionLeavesTheScanToTheTaskThatTookItOver() throws Exception {
+        MentionRecoveryTask first = startTask("true", "mentions.scan.interval.ms", "200");
+        pollUntil(first, passesCompleted(first, 1));
+        MentionRecoveryTask second = startTask("true", "name", "other-connector", "mentions.scan.interval.ms", "200");
+        pollUntil(second, () -> second.scanHeldBy() != null);
+
+        exec(owner, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?",
+            "outbox-relay-mentions-scan:" + TaskIdentityKeys.DEFAULT_CONNECTOR_NAME + "/1");
+        pollUntil(second, () -> second.scanHeldBy() == null && second.metrics().passesCompleted() >= 1);
+        exec(owner, "SELECT pg_notify('mentions_recovery', '')");
+        pollUntil(first, () -> first.scanHeldBy() != null);
+        assertThat(first.scanHeldBy()).startsWith("outbox-relay-mentions-scan:other-connector/1 (pid ");
+
+        message(owner, "m3", "ch", "u-1", "@ada again", System.currentTimeMillis());
+        exec(owner, "SELECT pg_notify('mentions_recovery', '')");
+        assertThat(describe(pollUntil(second, recovered(second, 1)))).containsExactly("m3->a-ada:OWED");
+        assertThat(first.poll()).isNull();
+        assertThat(first.metrics().recoveredTotal()).isZero();
+    }
+
+    /**
+     * The table is created again under the same name while a task holds the scan: the key (the table's oid) changes.
+     * The holder's next look takes the new key, so another task finds it held; a holder that only checked its session
+     * was alive would keep the old key, and the other task would take the new one: two scanning tasks.
+     */
+    @Test
+    void aTableCreatedAgainMovesTheHoldersLockToItsNewKey() throws SQLException {
+        try (ScanLock a = new ScanLock(() -> pg.relay(url), "task-a");
+             ScanLock b = new ScanLock(() -> pg.relay(url), "task-b")) {
+            assertThat(a.otherScanner()).isNull();
+            assertThat(b.otherScanner()).as("held by a").startsWith("task-a (pid ");
+
+            exec(owner, "ALTER TABLE messages RENAME TO messages_before");
+            exec(owner, "CREATE TABLE messages (LIKE messages_before INCLUDING ALL)");
+            exec(owner, "GRANT SELECT, UPDATE ON messages TO outbox_relay");
+
+            assertThat(a.otherScanner()).as("a takes the new table's key").isNull();
+            assertThat(b.otherScanner()).as("still held by a, for the table as it is now").startsWith("task-a (pid ");
+            a.close();
+            assertThat(b.otherScanner()).as("a's stop lets b scan").isNull();
+        }
     }
 
     @Test

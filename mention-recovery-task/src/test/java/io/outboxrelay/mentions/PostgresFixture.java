@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * One embedded PostgreSQL per test class ({@link PostgresBuilder}), with helpers to create a fresh database,
@@ -52,6 +53,15 @@ final class PostgresFixture implements AutoCloseable {
 
     Connection relay(String url) throws SQLException {
         return DriverManager.getConnection(url, RELAY_USER, RELAY_PASSWORD);
+    }
+
+    /** Sessions of the least-privilege login, for a store under test. */
+    static PGSimpleDataSource relayDataSource(String url) {
+        PGSimpleDataSource relay = new PGSimpleDataSource();
+        relay.setUrl(url);
+        relay.setUser(RELAY_USER);
+        relay.setPassword(RELAY_PASSWORD);
+        return relay;
     }
 
     static long queryLong(Connection c, String sql, Object... args) throws SQLException {
