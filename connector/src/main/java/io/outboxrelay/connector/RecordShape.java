@@ -11,8 +11,11 @@ import java.util.Locale;
 record RecordShape(ValueFormat valueFormat, boolean cloudEvents, String cloudEventsSource) {
     static final RecordShape ENVELOPE = new RecordShape(ValueFormat.ENVELOPE, false, "");
 
-    /** Headers the relay writes on every record, in every value format; a row may never set them. */
-    static final List<String> RELAY_HEADERS = List.of("event.id", "event.type", "subscription");
+    /**
+     * Headers the relay writes, in every value format, and a row may never set: on every record, and
+     * {@code event.replay} on a replayed one (consumers tell a replay from live traffic by it).
+     */
+    static final List<String> RELAY_HEADERS = List.of("event.id", "event.type", "subscription", ReplayRecord.HEADER);
     /** Headers the payload formats add, carrying what the envelope holds in its fields. */
     static final List<String> PAYLOAD_HEADERS = List.of("event.seq", "event.subject", "event.occurred_at",
         "event.coalesced_seqs");

@@ -26,7 +26,7 @@ class RejectionRulesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"event.id", "event.type", "subscription"})
+    @ValueSource(strings = {"event.id", "event.type", "subscription", "event.replay"})
     void aRowWhoseHeadersSetAHeaderTheRelayWritesIsRejectedWithTheFix(String reserved) {
         assertThat(RULES.beforeProducing(rowWithHeader(reserved)))
             .contains("'" + reserved + "'").contains("SELECT events_requeue(12)");
