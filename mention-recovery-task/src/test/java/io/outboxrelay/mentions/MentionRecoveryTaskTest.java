@@ -37,6 +37,8 @@ class MentionRecoveryTaskTest {
     private final MutableClock clock = new MutableClock(T0);
     private final FakeMentionStore store = new FakeMentionStore();
     private ScanTrigger trigger;
+    /** Who else holds the scan of messages, as the task's next look finds it (null: this task holds it). */
+    private MentionRecoveryTask.ScanGuard scan = () -> null;
     private boolean opened;
     private boolean closed;
     private MentionRecoveryTask task;
@@ -46,7 +48,7 @@ class MentionRecoveryTaskTest {
         task = new MentionRecoveryTask(clock, (config, t) -> {
             opened = true;
             trigger = t;
-            return new MentionRecoveryTask.OpenedDatabase(store, () -> closed = true);
+            return new MentionRecoveryTask.OpenedDatabase(store, () -> closed = true, () -> scan.otherScanner());
         }, Duration.ofMillis(1));
         store.addAgent("ch", "a-ada", "ada", false, false);   // offline, outside the sweep set: OWED
         store.addAgent("ch", "a-bob", "bob", true, false);    // offline, subscribed: WAKE
@@ -136,6 +138,49 @@ class MentionRecoveryTaskTest {
         pollUntilIdle();
         assertThat(store.routedAt("m1")).isEqualTo(T0.toEpochMilli());
         assertThat(task.metrics().messagesMarked()).isEqualTo(1);
+    }
+
+    /**
+     * The task loses the scan while its first batch is out (its lock's session died and another connector's task took
+     * it): the batch's records still settle and their message is marked, and no further batch is read. Once the scan
+     * is this task's again, the put-off pass goes on (the control: with the scan held, m2 is read).
+     */
+    @Test
+    void aTaskThatLosesTheScanMidPassMarksWhatItPublishedAndReadsNoMore() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
+        start("mentions.batch.size", "1");
+        List<SourceRecord> first = pollForRecords();
+        scan = () -> "outbox-relay-mentions-scan:other/0 (pid 42)";
+
+        first.forEach(this::commit);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).as("its records settled: marked").isEqualTo(T0.toEpochMilli());
+        assertThat(store.calls.stream().filter("read"::equals)).as("no batch read without the scan").hasSize(1);
+        assertThat(task.scanHeldBy()).isEqualTo("outbox-relay-mentions-scan:other/0 (pid 42)");
+
+        scan = () -> null;
+        clock.advance(Duration.ofMillis(60_000)); // mentions.scan.interval.ms, its default
+        assertThat(pollForRecords()).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m2");
+        assertThat(task.scanHeldBy()).isNull();
+    }
+
+    /** A look at the scan's lock that fails ends the pass with the pass's backoff, and the pass runs once it works. */
+    @Test
+    void aFailedLookAtTheScanIsRetriedWithBackoffAndThePassThenRuns() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        scan = () -> {
+            throw new SQLException("Connection refused", "08001");
+        };
+        start();
+        pollUntilIdle();
+        assertThat(store.calls).as("nothing read without the scan").doesNotContain("read");
+
+        scan = () -> null;
+        pollUntilIdle();
+        assertThat(store.calls).as("not before the backoff").doesNotContain("read");
+        clock.advance(Duration.ofMillis(Backoff.DEFAULT_INITIAL_MS));
+        assertThat(pollForRecords()).hasSize(1);
     }
 
     @Test
