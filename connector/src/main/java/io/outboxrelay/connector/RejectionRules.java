@@ -44,7 +44,7 @@ final class RejectionRules {
         List<String> reservedHeaders = config.recordShape().reservedHeaders();
         String reserved = reservedHeader(row, reservedHeaders);
         if (reserved != null) {
-            return "headers sets '" + reserved + "', a header the relay itself writes on every record "
+            return "headers sets '" + reserved + "', a header the relay itself writes "
                 + reservedHeaders + "; the writer's value would let consumers be misled about"
                 + " the event, so the row is not sent. Rename that key in the row's headers column, then SELECT"
                 + " events_requeue(" + row.seq() + ")";
