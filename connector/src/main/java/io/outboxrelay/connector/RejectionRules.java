@@ -16,10 +16,13 @@ import java.util.List;
 final class RejectionRules {
     private final OutboxSourceConnectorConfig config;
     private final Backoff backoff;
+    /** The shape's reserved headers, listed once: every claimed row is checked against them. */
+    private final List<String> reservedHeaders;
 
     RejectionRules(OutboxSourceConnectorConfig config, Backoff backoff) {
         this.config = config;
         this.backoff = backoff;
+        this.reservedHeaders = config.recordShape().reservedHeaders();
     }
 
     /** Why this claimed row must not be produced, or null when it may be. */
@@ -41,7 +44,6 @@ final class RejectionRules {
             return "headers must be a JSON object of header names to values, but is a JSON " + row.headersType()
                 + "; fix the row's headers column, then SELECT events_requeue(" + row.seq() + ")";
         }
-        List<String> reservedHeaders = config.recordShape().reservedHeaders();
         String reserved = reservedHeader(row, reservedHeaders);
         if (reserved != null) {
             return "headers sets '" + reserved + "', a header the relay itself writes "
