@@ -34,8 +34,9 @@ public final class DriverPropertyGuard {
     }
 
     /**
-     * {@code loggerLevel=OFF}, which Testcontainers' {@code getJdbcUrl()} adds to every PostgreSQL URL: it only turns
-     * the driver's logging off. Any other level makes the driver log to the worker's standard error.
+     * {@code loggerLevel=OFF}, which Testcontainers' {@code getJdbcUrl()} adds to every PostgreSQL URL: it can only turn
+     * the driver's logging off. Any other level stays refused: drivers that still honour it log at that level to the
+     * worker's standard error.
      */
     private static boolean quietLogger(String name, String value) {
         return name.strip().equalsIgnoreCase("loggerLevel") && value != null && value.strip().equalsIgnoreCase("OFF");
