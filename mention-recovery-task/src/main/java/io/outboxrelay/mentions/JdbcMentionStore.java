@@ -90,19 +90,6 @@ public final class JdbcMentionStore implements MentionStore {
     }
 
     @Override
-    public int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException {
-        if (messageIds.isEmpty()) {
-            return 0;
-        }
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(SQL.get("MarkMentionsRouted"))) {
-            ps.setLong(1, routedAtUnixMs);
-            ps.setArray(2, textArray(c, messageIds));
-            return ps.executeUpdate();
-        }
-    }
-
-    @Override
     public int markNamed(Collection<MentionOffsets.Named> messages, long routedAtUnixMs) throws SQLException {
         if (messages.isEmpty()) {
             return 0;

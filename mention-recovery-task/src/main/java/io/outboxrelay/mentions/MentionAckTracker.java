@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * was delivered; one undelivered record (null metadata) leaves the whole message unrouted.
  */
 final class MentionAckTracker {
-    private final ConcurrentLinkedQueue<String> fullyAcked = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<MentionOffsets.Named> fullyAcked = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unsettledMessages = new AtomicInteger();
     private final AtomicInteger undeliveredMessages = new AtomicInteger();
     private final Runnable onMessageSettled;
@@ -23,19 +23,19 @@ final class MentionAckTracker {
     }
 
     /** Starts tracking a message whose {@code records} records are about to be handed to Connect. */
-    PendingMessage expect(String messageId, int records) {
+    PendingMessage expect(MentionOffsets.Named message, int records) {
         if (records <= 0) {
             throw new IllegalArgumentException("a tracked message has at least one record");
         }
         unsettledMessages.incrementAndGet();
-        return new PendingMessage(messageId, records);
+        return new PendingMessage(message, records);
     }
 
-    /** The ids of messages all of whose records were delivered since the last call. */
-    List<String> drainAcked() {
-        List<String> out = new ArrayList<>();
-        for (String id; (id = fullyAcked.poll()) != null; ) {
-            out.add(id);
+    /** The messages all of whose records were delivered since the last call. */
+    List<MentionOffsets.Named> drainAcked() {
+        List<MentionOffsets.Named> out = new ArrayList<>();
+        for (MentionOffsets.Named m; (m = fullyAcked.poll()) != null; ) {
+            out.add(m);
         }
         return out;
     }
@@ -52,17 +52,17 @@ final class MentionAckTracker {
 
     /** One message's outstanding records. */
     final class PendingMessage {
-        private final String messageId;
+        private final MentionOffsets.Named message;
         private final AtomicInteger remaining;
         private volatile boolean undelivered;
 
-        private PendingMessage(String messageId, int records) {
-            this.messageId = messageId;
+        private PendingMessage(MentionOffsets.Named message, int records) {
+            this.message = message;
             this.remaining = new AtomicInteger(records);
         }
 
         String messageId() {
-            return messageId;
+            return message.id();
         }
 
         /** Whether one of its records was acknowledged without metadata already. */
@@ -82,7 +82,7 @@ final class MentionAckTracker {
             if (undelivered) {
                 undeliveredMessages.incrementAndGet();
             } else {
-                fullyAcked.add(messageId);
+                fullyAcked.add(message);
             }
             unsettledMessages.decrementAndGet();
             onMessageSettled.run();

@@ -11,11 +11,11 @@ import java.util.Map;
  * it unrouted). Also collects the owed rows, written in one statement before any record is produced.
  *
  * @param routed messages with at least one routed member, in batch order
- * @param nothingToRoute ids of messages that mention no routable member
+ * @param nothingToRoute messages that mention no routable member
  * @param faults messages whose blocks could not be read
  * @param owed the owed rows of every {@link Arm#OWED} decision in the batch
  */
-record MentionBatchPlan(List<Routed> routed, List<String> nothingToRoute, List<Fault> faults, List<OwedRow> owed) {
+record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingToRoute, List<Fault> faults, List<OwedRow> owed) {
 
     /** A message and its routing decisions. */
     record Routed(UnroutedMessage message, List<RoutedMention> mentions) {
@@ -27,7 +27,7 @@ record MentionBatchPlan(List<Routed> routed, List<String> nothingToRoute, List<F
 
     static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel) {
         List<Routed> routed = new ArrayList<>();
-        List<String> nothing = new ArrayList<>();
+        List<MentionOffsets.Named> nothing = new ArrayList<>();
         List<Fault> faults = new ArrayList<>();
         List<OwedRow> owed = new ArrayList<>();
         for (UnroutedMessage msg : batch) {
@@ -45,7 +45,7 @@ record MentionBatchPlan(List<Routed> routed, List<String> nothingToRoute, List<F
                 continue;
             }
             if (mentions.isEmpty()) {
-                nothing.add(msg.id());
+                nothing.add(new MentionOffsets.Named(msg.seq(), msg.id()));
                 continue;
             }
             routed.add(new Routed(msg, mentions));

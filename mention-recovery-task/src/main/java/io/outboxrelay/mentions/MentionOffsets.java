@@ -21,7 +21,7 @@ import java.util.Map;
 final class MentionOffsets {
     static final int VERSION = 1;
 
-    /** A message a committed offset names. */
+    /** A message by its seq and id: one a committed offset names, or one to mark. */
     record Named(long seq, String id) {
     }
 

@@ -80,7 +80,7 @@ public class MentionRecoveryTask extends SourceTask {
      * retried once {@link #markBackoff} allows. While it is not empty no batch is read, so it holds at
      * most one batch. Task thread only.
      */
-    private final Set<String> unmarked = new LinkedHashSet<>();
+    private final Set<MentionOffsets.Named> unmarked = new LinkedHashSet<>();
     private Backoff markBackoff;
     /** When the pending marks may be tried again ({@code timers} millis); 0 when no mark has failed. */
     private long markRetryAtMs;
@@ -320,7 +320,8 @@ public class MentionRecoveryTask extends SourceTask {
         List<SourceRecord> records = new ArrayList<>();
         MentionOffsets offsets = namesMessages ? new MentionOffsets(transactions != null) : null;
         for (MentionBatchPlan.Routed routed : plan.routed()) {
-            MentionAckTracker.PendingMessage pending = acks.expect(routed.message().id(), routed.mentions().size());
+            MentionAckTracker.PendingMessage pending = acks.expect(
+                new MentionOffsets.Named(routed.message().seq(), routed.message().id()), routed.mentions().size());
             List<RoutedMention> mentions = routed.mentions();
             for (int i = 0; i < mentions.size(); i++) {
                 RoutedMention m = mentions.get(i);
@@ -391,7 +392,7 @@ public class MentionRecoveryTask extends SourceTask {
             return;
         }
         try {
-            int n = store.markRouted(unmarked, clock.millis());
+            int n = store.markNamed(unmarked, clock.millis());
             unmarked.clear();
             markBackoff.reset();
             markRetryAtMs = 0;

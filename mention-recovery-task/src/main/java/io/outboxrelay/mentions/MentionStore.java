@@ -30,12 +30,10 @@ public interface MentionStore {
     /** Inserts the owed rows that do not exist yet; returns how many were new. */
     int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) throws SQLException;
 
-    /** Sets {@code mentions_routed_at} on those of the messages that are still NULL; returns how many. */
-    int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException;
-
     /**
-     * Sets {@code mentions_routed_at} on those of the named messages (seq and id both matching) that are still
-     * NULL; returns how many.
+     * Sets {@code mentions_routed_at} on those of the messages (seq and id both matching) that are still NULL;
+     * returns how many. The seq guards against a message deleted and inserted again under the same id while its
+     * records were in flight, and against a messages table created again since a committed offset named them.
      */
     int markNamed(Collection<MentionOffsets.Named> messages, long routedAtUnixMs) throws SQLException;
 

@@ -51,18 +51,12 @@ SELECT u.agent_account_id, u.message_id, ?
   FROM unnest(?::text[], ?::text[]) AS u(agent_account_id, message_id)
     ON CONFLICT DO NOTHING
 
--- name: MarkMentionsRouted
--- 1 routedAt, 2 message ids (text[]); guarded: a message the server marked first keeps its marker
-UPDATE messages m
-   SET mentions_routed_at = ?
-  FROM unnest(?::text[]) AS u(id)
- WHERE m.id = u.id
-   AND m.mentions_routed_at IS NULL
-
 -- name: MarkNamedMentionsRouted
--- 1 routedAt, 2 seqs (bigint[]), 3 message ids (text[]): at the task's start, the messages its committed
--- source offset names (their records are in Kafka; docs/exactly-once.md, 3.12). The (seq, id) pair guards
--- against a messages table created again since the offset was written; guarded like MarkMentionsRouted.
+-- 1 routedAt, 2 seqs (bigint[]), 3 message ids (text[]): the messages whose records were all acknowledged, and
+-- at the task's start those its committed source offset names (their records are in Kafka; docs/exactly-once.md,
+-- 3.12). The (seq, id) pair guards against a message deleted and inserted again under the same id while its
+-- records were in flight, and a messages table created again since the offset was written; a message the server
+-- marked first keeps its marker.
 UPDATE messages m
    SET mentions_routed_at = ?
   FROM unnest(?::bigint[], ?::text[]) AS u(seq, id)

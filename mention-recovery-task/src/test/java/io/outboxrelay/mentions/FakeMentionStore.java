@@ -35,11 +35,11 @@ final class FakeMentionStore implements MentionStore {
     final List<String> calls = new ArrayList<>();
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
-    /** The ids of each markRouted call, in call order. */
+    /** The ids of each markNamed call, in call order. */
     final List<List<String>> markCalls = new ArrayList<>();
     SQLException failNextRead;
     SQLException failNextMark;
-    /** While set, every markRouted call fails with it (a lasting outage or a missing grant). */
+    /** While set, every markNamed call fails with it (a lasting outage or a missing grant). */
     SQLException failMarks;
 
     void addMessage(String id, long seq, long atUnixMs, String channelId, String authorId, String blocksJson) {
@@ -94,22 +94,11 @@ final class FakeMentionStore implements MentionStore {
         return owed.size() - before;
     }
 
-    @Override
-    public int markRouted(Collection<String> messageIds, long routedAtUnixMs) throws SQLException {
-        calls.add("mark:" + String.join(",", messageIds));
-        markCalls.add(List.copyOf(messageIds));
-        failMarkIfAsked();
-        int n = 0;
-        for (String id : messageIds) {
-            n += mark(messages.get(id), routedAtUnixMs);
-        }
-        return n;
-    }
-
-    /** As MarkNamedMentionsRouted: seq and id must both match. Fails as markRouted does. */
+    /** As MarkNamedMentionsRouted: seq and id must both match. */
     @Override
     public int markNamed(Collection<MentionOffsets.Named> named, long routedAtUnixMs) throws SQLException {
         calls.add("markNamed:" + named.stream().map(n -> n.seq() + "/" + n.id()).collect(Collectors.joining(",")));
+        markCalls.add(named.stream().map(MentionOffsets.Named::id).toList());
         failMarkIfAsked();
         int n = 0;
         for (MentionOffsets.Named m : named) {

@@ -170,11 +170,13 @@ class JdbcMentionStoreIT {
         message(owner, "m2", "ch", "u", "b", NOW);
         exec(owner, "UPDATE messages SET mentions_routed_at = 42 WHERE id = 'm2'"); // the server got there first
 
-        assertThat(store.markRouted(List.of("m1", "m2", "missing"), NOW)).isEqualTo(1);
+        long seq1 = queryLong(owner, "SELECT seq FROM messages WHERE id = 'm1'");
+        long seq2 = queryLong(owner, "SELECT seq FROM messages WHERE id = 'm2'");
+        assertThat(store.markNamed(List.of(new MentionOffsets.Named(seq1, "m1"), new MentionOffsets.Named(seq2, "m2"),
+            new MentionOffsets.Named(seq2 + 1, "missing")), NOW)).isEqualTo(1);
 
         assertThat(routedAt(owner, "m1")).isEqualTo(NOW);
         assertThat(routedAt(owner, "m2")).isEqualTo(42L);
-        assertThat(store.markRouted(List.of(), NOW)).isZero();
     }
 
     /** At start, the messages a committed offset names: only where seq and id both match, and still unrouted. */

@@ -183,6 +183,22 @@ class MentionRecoveryTaskTest {
         assertThat(pollForRecords()).hasSize(1);
     }
 
+    /**
+     * While m1's record is in flight, the chat deletes m1 and inserts another message under the same id (a new seq).
+     * The acknowledgement marks the message that was published, by seq and id: the new one stays unrouted for the
+     * next pass, where a mark by id alone would have set its marker without routing it.
+     */
+    @Test
+    void anAcknowledgementMarksThePublishedMessageNotAnotherUnderItsId() throws Exception {
+        SourceRecord record = startWithOneMentionInFlight();
+        store.addMessage("m1", 5, 0, "ch", "u-1", mentioning("@bob")); // m1 of seq 1 deleted, a new m1 inserted
+
+        task.commitRecord(record, ACK);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).as("the new m1 was never routed").isNull();
+        assertThat(store.calls).contains("markNamed:1/m1");
+    }
+
     @Test
     void aMarkThatFailsIsRetriedInsteadOfPublishingTheMessageAgain() throws Exception {
         SourceRecord record = startWithOneMentionInFlight();
