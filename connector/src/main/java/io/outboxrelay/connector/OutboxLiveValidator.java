@@ -7,6 +7,7 @@ import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.SqlStates;
+import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -63,6 +64,10 @@ final class OutboxLiveValidator {
         }
         try (Connection c = connection) {
             checkTable(c, result);
+            if (Boolean.parseBoolean(config.originalsStrings().getOrDefault(MentionRecoveryConfig.ENABLED, "false")
+                .trim())) {
+                checkMentionTables(c, result);
+            }
         } catch (SQLException e) {
             // connected, but looking at the table failed, e.g. no USAGE on the table's schema (42501)
             String state = e.getSQLState() == null ? "" : e.getSQLState();
@@ -129,6 +134,47 @@ final class OutboxLiveValidator {
                         + "(timestamptz) TO outbox_relay), or set outbox.retention.ms=0");
                 }
             }
+        }
+    }
+
+    /**
+     * With mention recovery on: the chat tables its task scans and writes, and the role's grants on them. Missing, the
+     * task's every pass failed at run time with an ERROR a minute; here the connector is refused with the fix.
+     */
+    private static void checkMentionTables(Connection c, Config result) throws SQLException {
+        List<String> missing = new ArrayList<>();
+        List<String> refused = new ArrayList<>();
+        boolean noMarker = false;
+        String role = null;
+        try (PreparedStatement ps = c.prepareStatement(SQL.get("MentionTables")); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String table = rs.getString(1);
+                String privilege = rs.getString(2);
+                role = rs.getString(5);
+                if (!rs.getBoolean(3)) {
+                    if (!missing.contains(table)) {
+                        missing.add(table);
+                    }
+                } else if (rs.getObject(4) == null) {
+                    noMarker = true;
+                } else if (!rs.getBoolean(4)) {
+                    refused.add(privilege + ("UPDATE".equals(privilege) ? " (mentions_routed_at)" : "") + " ON " + table);
+                }
+            }
+        }
+        String key = MentionRecoveryConfig.ENABLED;
+        if (!missing.isEmpty()) {
+            error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)
+                + ", which role " + role + "'s search path does not find: apply schemas/sql/mentions.sql to this"
+                + " database, or set mentions.enabled=false");
+        } else if (noMarker) {
+            error(result, key, "mentions.enabled=true needs the marker column messages.mentions_routed_at: apply"
+                + " schemas/sql/mentions-add-marker-migration.sql, then schemas/sql/mentions.sql");
+        }
+        if (!refused.isEmpty()) {
+            error(result, key, "mention recovery needs " + String.join(", ", refused) + " for role " + role
+                + ": GRANT outbox_relay TO " + role + " (schemas/sql/mentions.sql grants the group these), or grant"
+                + " them to the role itself");
         }
     }
 

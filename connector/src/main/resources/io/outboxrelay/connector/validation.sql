@@ -77,3 +77,20 @@ SELECT a.attname, format_type(b.oid, NULL), a.attnotnull, b.typtype = 'e'
   JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
  WHERE a.attrelid = :table::regclass AND a.attnum > 0 AND NOT a.attisdropped
  ORDER BY a.attnum;
+
+-- name: MentionTables
+-- With mentions.enabled=true: each table the mention-recovery task reads or writes, as this role's search path
+-- finds it, whether it exists, and whether the role may use it as the task does (schemas/sql/mentions.sql grants
+-- that to outbox_relay). The marker column's UPDATE is only asked of a messages table that has the column.
+SELECT t.name, t.privilege, to_regclass(t.name) IS NOT NULL AS present,
+       CASE WHEN to_regclass(t.name) IS NULL THEN NULL
+            WHEN t.privilege <> 'UPDATE' THEN has_table_privilege(to_regclass(t.name), t.privilege)
+            WHEN EXISTS (SELECT 1 FROM pg_attribute a
+                          WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'mentions_routed_at'
+                            AND NOT a.attisdropped)
+            THEN has_column_privilege(to_regclass(t.name), 'mentions_routed_at', 'UPDATE') END AS allowed,
+       current_user::text
+  FROM (VALUES (1, 'messages', 'SELECT'), (2, 'messages', 'UPDATE'), (3, 'topics', 'SELECT'), (4, 'channels', 'SELECT'),
+               (5, 'held_messages', 'SELECT'), (6, 'agent_sessions', 'SELECT'), (7, 'channel_members', 'SELECT'),
+               (8, 'accounts', 'SELECT'), (9, 'owed_mentions', 'INSERT')) AS t(n, name, privilege)
+ ORDER BY t.n;

@@ -366,6 +366,37 @@ class ConnectorValidationIT {
         assertThat(WorkerRest.errorsOn(validate(cfg), "mentions.enabled")).isEmpty();
     }
 
+    /**
+     * Mention recovery on a database the role sees without the chat tables, or without a grant the task needs: the
+     * connector is refused on mentions.enabled with the fix, where its task would fail every pass at run time.
+     */
+    @Test
+    void mentionRecoveryWithoutTheChatTablesOrTheirGrantsIsReportedOnMentionsEnabled() {
+        Map<String, String> cfg = config();
+        cfg.put("mentions.enabled", "true");
+        cfg.put("tasks.max", "2");
+        cfg.put("connection.user", NO_PRIVS_ROLE);
+        db.execute("GRANT outbox_relay TO " + NO_PRIVS_ROLE);
+        try {
+            assertThat(errorCount(validate(cfg))).as("control: mentions.sql applied, the group granted").isZero();
+
+            db.execute("REVOKE INSERT ON owed_mentions FROM outbox_relay");
+            assertThat(onlyErrorOn(validate(cfg), "mentions.enabled")).contains("INSERT ON owed_mentions")
+                .contains("GRANT outbox_relay TO " + NO_PRIVS_ROLE).contains("schemas/sql/mentions.sql");
+            db.execute("GRANT INSERT ON owed_mentions TO outbox_relay");
+
+            cfg.put("connection.user", db.user());
+            cfg.put("connection.url", cfg.get("connection.url") + (cfg.get("connection.url").contains("?") ? "&" : "?")
+                + "currentSchema=locked"); // a search path without the chat tables
+            cfg.put("outbox.table", "public.events");
+            assertThat(onlyErrorOn(validate(cfg), "mentions.enabled"))
+                .contains("messages, topics, channels, held_messages, agent_sessions, channel_members, accounts,"
+                    + " owed_mentions").contains("apply schemas/sql/mentions.sql");
+        } finally {
+            db.execute("GRANT INSERT ON owed_mentions TO outbox_relay; REVOKE outbox_relay FROM " + NO_PRIVS_ROLE);
+        }
+    }
+
     @Test
     void receiptsOnTheWakeUpChannelAreRefusedOnTheReceiptsKey() {
         Map<String, String> cfg = config();
