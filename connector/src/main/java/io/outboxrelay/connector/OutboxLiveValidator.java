@@ -158,7 +158,7 @@ final class OutboxLiveValidator {
                 } else if (rs.getObject(4) == null) {
                     noMarker = true;
                 } else if (!rs.getBoolean(4)) {
-                    refused.add(privilege + ("UPDATE".equals(privilege) ? " (mentions_routed_at)" : "") + " ON " + table);
+                    refused.add(privilege + " ON " + table);
                 }
             }
         }
