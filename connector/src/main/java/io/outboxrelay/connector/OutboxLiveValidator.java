@@ -64,8 +64,7 @@ final class OutboxLiveValidator {
         }
         try (Connection c = connection) {
             checkTable(c, result);
-            if (Boolean.parseBoolean(config.originalsStrings().getOrDefault(MentionRecoveryConfig.ENABLED, "false")
-                .trim())) {
+            if (config.mentionsEnabled()) {
                 checkMentionTables(c, result);
             }
         } catch (SQLException e) {

@@ -45,7 +45,7 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
                 continue;
             }
             if (mentions.isEmpty()) {
-                nothing.add(new MentionOffsets.Named(msg.seq(), msg.id()));
+                nothing.add(msg.named());
                 continue;
             }
             routed.add(new Routed(msg, mentions));

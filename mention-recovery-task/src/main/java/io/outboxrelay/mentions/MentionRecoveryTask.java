@@ -320,8 +320,7 @@ public class MentionRecoveryTask extends SourceTask {
         List<SourceRecord> records = new ArrayList<>();
         MentionOffsets offsets = namesMessages ? new MentionOffsets(transactions != null) : null;
         for (MentionBatchPlan.Routed routed : plan.routed()) {
-            MentionAckTracker.PendingMessage pending = acks.expect(
-                new MentionOffsets.Named(routed.message().seq(), routed.message().id()), routed.mentions().size());
+            MentionAckTracker.PendingMessage pending = acks.expect(routed.message().named(), routed.mentions().size());
             List<RoutedMention> mentions = routed.mentions();
             for (int i = 0; i < mentions.size(); i++) {
                 RoutedMention m = mentions.get(i);

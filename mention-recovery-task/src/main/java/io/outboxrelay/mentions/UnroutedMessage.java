@@ -9,6 +9,11 @@ package io.outboxrelay.mentions;
 public record UnroutedMessage(
     String id, long seq, String authorId, String channelId, boolean channelMandatory, String blocksJson) {
 
+    /** The message by its seq and id, as a mark matches it. */
+    MentionOffsets.Named named() {
+        return new MentionOffsets.Named(seq, id);
+    }
+
     @Override
     public String toString() {
         return "UnroutedMessage[id=" + id + ", seq=" + seq + ", channel=" + channelId + "]";
