@@ -140,7 +140,17 @@ final class OutboxLiveValidator {
      * With mention recovery on: the chat tables its task scans and writes, and the role's grants on them. Missing, the
      * task's every pass failed at run time with an ERROR a minute; here the connector is refused with the fix.
      */
-    private static void checkMentionTables(Connection c, Config result) throws SQLException {
+    private static void checkMentionTables(Connection c, Config result) {
+        try {
+            checkMentionGrants(c, result);
+        } catch (SQLException e) {
+            // reported on mentions.enabled, not on the outbox's keys
+            error(result, MentionRecoveryConfig.ENABLED, "cannot check the chat tables of mention recovery: "
+                + e.getMessage() + " (SQLState " + e.getSQLState() + ")");
+        }
+    }
+
+    private static void checkMentionGrants(Connection c, Config result) throws SQLException {
         List<String> missing = new ArrayList<>();
         List<String> refused = new ArrayList<>();
         boolean noMarker = false;

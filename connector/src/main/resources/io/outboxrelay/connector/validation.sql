@@ -81,11 +81,12 @@ SELECT a.attname, format_type(b.oid, NULL), a.attnotnull, b.typtype = 'e'
 -- name: MentionTables
 -- With mentions.enabled=true: each table the mention-recovery task reads or writes, as this role's search path
 -- finds it, whether it exists, and whether the role may use it as the task does (schemas/sql/mentions.sql grants
--- that to outbox_relay). The marker column's UPDATE is only asked of a messages table that has the column.
+-- that to outbox_relay). A grant on some of a table's columns counts (the task reads only some of them), so a role
+-- given column grants is never refused. The marker column's UPDATE is only asked of a messages table that has it.
 SELECT t.name, t.privilege || CASE WHEN t.privilege = 'UPDATE' THEN ' (mentions_routed_at)' ELSE '' END AS privilege,
        to_regclass(t.name) IS NOT NULL AS present,
        CASE WHEN to_regclass(t.name) IS NULL THEN NULL
-            WHEN t.privilege <> 'UPDATE' THEN has_table_privilege(to_regclass(t.name), t.privilege)
+            WHEN t.privilege <> 'UPDATE' THEN has_any_column_privilege(to_regclass(t.name), t.privilege)
             WHEN EXISTS (SELECT 1 FROM pg_attribute a
                           WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'mentions_routed_at'
                             AND NOT a.attisdropped)

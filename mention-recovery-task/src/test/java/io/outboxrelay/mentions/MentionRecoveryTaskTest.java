@@ -197,6 +197,10 @@ class MentionRecoveryTaskTest {
         pollUntilIdle();
         assertThat(store.routedAt("m1")).as("the new m1 was never routed").isNull();
         assertThat(store.calls).contains("markNamed:1/m1");
+
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        assertThat(pollForRecords()).as("the next pass routes the new m1")
+            .extracting(r -> ((Struct) r.value()).getInt64("message_seq")).containsExactly(5L);
     }
 
     @Test
