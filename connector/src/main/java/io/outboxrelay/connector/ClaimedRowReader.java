@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.DatabaseText;
 import java.nio.charset.CharacterCodingException;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.DatabaseText;
 import io.outboxrelay.common.NamedSql;
 import java.sql.Array;
 import java.sql.Connection;

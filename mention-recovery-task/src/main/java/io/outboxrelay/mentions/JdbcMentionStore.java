@@ -1,6 +1,8 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.DatabaseText;
 import io.outboxrelay.common.NamedSql;
+import java.nio.charset.CharacterCodingException;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,7 +33,7 @@ public final class JdbcMentionStore implements MentionStore {
     public List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(SQL.get("ReadUnroutedBatch"))) {
+             PreparedStatement ps = c.prepareStatement(DatabaseText.expand(SQL.get("ReadUnroutedBatch")))) {
             ps.setLong(1, afterSeq);
             ps.setLong(2, cutoffUnixMs);
             ps.setLong(3, liveSinceUnixMs);
@@ -39,8 +41,12 @@ public final class JdbcMentionStore implements MentionStore {
             List<UnroutedMessage> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new UnroutedMessage(rs.getString("id"), rs.getLong("seq"), rs.getString("author_id"),
-                        rs.getString("channel_id"), rs.getBoolean("mandatory_subscription"), rs.getString("blocks")));
+                    Texts texts = new Texts(rs);
+                    out.add(new UnroutedMessage(texts.get("id", "messages.id"), rs.getLong("seq"),
+                        texts.get("author_id", "messages.author_id"),
+                        texts.get("channel_id", "topics.channel_id"), rs.getBoolean("mandatory_subscription"),
+                        texts.get("blocks", "messages.blocks"),
+                        texts.unreadable));
                 }
             }
             return out;
@@ -55,14 +61,18 @@ public final class JdbcMentionStore implements MentionStore {
             return out;
         }
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(SQL.get("LoadAgentMembers"))) {
+             PreparedStatement ps = c.prepareStatement(DatabaseText.expand(SQL.get("LoadAgentMembers")))) {
             ps.setLong(1, liveSinceUnixMs);
             ps.setArray(2, textArray(c, channelIds));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    ChannelMember m = new ChannelMember(rs.getString("account_id"), rs.getString("handle"), true,
-                        rs.getBoolean("subscribed"), rs.getString("home_channel_id"), rs.getBoolean("live"));
-                    out.computeIfAbsent(rs.getString("channel_id"), k -> new ArrayList<>()).add(m);
+                    Texts texts = new Texts(rs);
+                    String channelId = texts.get("channel_id", "channel_members.channel_id");
+                    ChannelMember m = new ChannelMember(texts.get("account_id", "accounts.id"),
+                        texts.get("handle", "accounts.handle"), true,
+                        rs.getBoolean("subscribed"), texts.get("home_channel_id", "accounts.home_channel_id"), rs.getBoolean("live"),
+                        texts.unreadable);
+                    out.computeIfAbsent(channelId, k -> new ArrayList<>()).add(m);
                 }
             }
         }
@@ -105,5 +115,36 @@ public final class JdbcMentionStore implements MentionStore {
 
     private static Array textArray(Connection c, Collection<String> values) throws SQLException {
         return c.createArrayOf("text", values.toArray(new String[0]));
+    }
+
+    /**
+     * The texts of one result row as its statement sent them ({@code x.raw}), each read strictly: the first that
+     * has no Unicode text is named in {@link #unreadable}, and it and any other such text are read as stand-ins.
+     */
+    private static final class Texts {
+        private final ResultSet rs;
+        private final String raw;
+        private String unreadable;
+
+        Texts(ResultSet rs) throws SQLException {
+            this.rs = rs;
+            this.raw = rs.getString("raw");
+        }
+
+        /** The text of result column {@code column}, which holds {@code field} (table.column, for the fault). */
+        String get(String column, String field) throws SQLException {
+            byte[] bytes = rs.getBytes(column);
+            if (bytes == null) {
+                return null;
+            }
+            try {
+                return DatabaseText.strict(bytes, raw);
+            } catch (CharacterCodingException e) {
+                if (unreadable == null) {
+                    unreadable = DatabaseText.unreadable(field, raw);
+                }
+                return DatabaseText.lenient(bytes, raw);
+            }
+        }
     }
 }

@@ -296,7 +296,7 @@ public class MentionRecoveryTask extends SourceTask {
         try {
             batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, config.batchSize());
             Set<String> channels = new LinkedHashSet<>();
-            batch.forEach(m -> channels.add(m.channelId()));
+            batch.stream().filter(m -> m.unreadable() == null).forEach(m -> channels.add(m.channelId()));
             members = store.agentMembers(channels, liveSince);
         } catch (SQLException e) {
             failPass("reading unrouted messages", e);

@@ -5,9 +5,17 @@ package io.outboxrelay.mentions;
  * its channel resolved through {@code topics.channel_id}.
  *
  * @param blocksJson the {@code blocks} column as JSON text; private content, never logged
+ * @param unreadable null, or why a text of the row has no Unicode text to read (a byte that is no character of the
+ *                   database's encoding; the texts read are then stand-ins, and the message is left unrouted)
  */
-public record UnroutedMessage(
-    String id, long seq, String authorId, String channelId, boolean channelMandatory, String blocksJson) {
+public record UnroutedMessage(String id, long seq, String authorId, String channelId, boolean channelMandatory,
+                              String blocksJson, String unreadable) {
+
+    /** A message whose texts were all read. */
+    public UnroutedMessage(String id, long seq, String authorId, String channelId, boolean channelMandatory,
+                           String blocksJson) {
+        this(id, seq, authorId, channelId, channelMandatory, blocksJson, null);
+    }
 
     /** The message by its seq and id, as a mark matches it. */
     MentionOffsets.Named named() {

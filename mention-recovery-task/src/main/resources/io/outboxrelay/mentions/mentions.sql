@@ -10,8 +10,18 @@
 -- 4 batch: mentions.batch.size
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
-SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.mandatory_subscription
-  FROM messages m
+-- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
+-- the server refuses to send a text with a byte that is no character there, and one such message would fail
+-- every batch (io.outboxrelay.common.DatabaseText decodes them, and a message it cannot read is left unrouted).
+WITH x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings})
+                       THEN current_setting('server_encoding') END AS raw)
+SELECT CASE WHEN x.raw IS NULL THEN m.id ELSE encode(convert_to(m.id, x.raw), 'hex') END AS id,
+       m.seq,
+       CASE WHEN x.raw IS NULL THEN m.author_id ELSE encode(convert_to(m.author_id, x.raw), 'hex') END AS author_id,
+       CASE WHEN x.raw IS NULL THEN m.blocks::text ELSE encode(convert_to(m.blocks::text, x.raw), 'hex') END AS blocks,
+       CASE WHEN x.raw IS NULL THEN t.channel_id ELSE encode(convert_to(t.channel_id, x.raw), 'hex') END AS channel_id,
+       c.mandatory_subscription, x.raw
+  FROM x, messages m
   JOIN topics t ON t.id = m.topic_id
   JOIN channels c ON c.id = t.channel_id
  WHERE m.mentions_routed_at IS NULL
@@ -28,15 +38,24 @@ SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.manda
  LIMIT ?
 
 -- name: LoadAgentMembers
--- 1 liveSince, 2 channel ids (text[]): the agent members of every channel of one batch, one query
-SELECT cm.channel_id, a.id AS account_id, a.handle, cm.subscribed, a.home_channel_id,
+-- 1 liveSince, 2 channel ids (text[]): the agent members of every channel of one batch, one query.
+-- Texts as ReadUnroutedBatch sends them (x.raw).
+WITH x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings})
+                       THEN current_setting('server_encoding') END AS raw)
+SELECT CASE WHEN x.raw IS NULL THEN cm.channel_id ELSE encode(convert_to(cm.channel_id, x.raw), 'hex') END AS channel_id,
+       CASE WHEN x.raw IS NULL THEN a.id ELSE encode(convert_to(a.id, x.raw), 'hex') END AS account_id,
+       CASE WHEN x.raw IS NULL THEN a.handle ELSE encode(convert_to(a.handle, x.raw), 'hex') END AS handle,
+       cm.subscribed,
+       CASE WHEN x.raw IS NULL THEN a.home_channel_id ELSE encode(convert_to(a.home_channel_id, x.raw), 'hex') END
+         AS home_channel_id,
        EXISTS (
          SELECT 1
            FROM agent_sessions s
           WHERE s.account_id = a.id
             AND s.ended_at_unix_ms IS NULL
-            AND s.last_seen_unix_ms >= ?) AS live
-  FROM channel_members cm
+            AND s.last_seen_unix_ms >= ?) AS live,
+       x.raw
+  FROM x, channel_members cm
   JOIN accounts a ON a.id = cm.account_id
  WHERE cm.channel_id = ANY (?::text[])
    AND a.kind = 'agent'

@@ -33,6 +33,20 @@ final class PostgresFixture implements AutoCloseable {
         return PostgresServer.of(pg).createEmptyDatabase("mentions_it_" + (++databases), "").jdbcUrl();
     }
 
+    /** A new empty database in {@code encoding} (SQL_ASCII, WIN1252, ...); returns its JDBC URL. */
+    String createDatabaseIn(String encoding) {
+        PostgresServer server = PostgresServer.of(pg);
+        String name = "mentions_it_" + (++databases);
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl("postgres"), server.user(), server.password());
+             Statement st = c.createStatement()) {
+            st.execute("CREATE DATABASE " + name + " ENCODING '" + encoding + "' LC_COLLATE 'C' LC_CTYPE 'C'"
+                + " TEMPLATE template0");
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not create a " + encoding + " database", e);
+        }
+        return server.jdbcUrl(name);
+    }
+
     int port() {
         return pg.port();
     }

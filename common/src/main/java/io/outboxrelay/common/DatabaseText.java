@@ -1,4 +1,4 @@
-package io.outboxrelay.connector;
+package io.outboxrelay.common;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,16 +15,17 @@ import java.util.Properties;
 import java.util.stream.Collectors;
 
 /**
- * How the relay reads the outbox's text in a database whose encoding is not UTF8. PostgreSQL converts text to the
- * driver's UTF8 as it sends a row, and refuses a whole statement's result when one value has a byte that maps to no
- * character (22P05): SQL_ASCII stores any bytes, and the single-byte encodings (WIN1252 and the like) store every
- * byte, also those they leave undefined. So in these databases the claim sends the bytes of each text as hex
- * ({@code ClaimRows}' {@code x.raw}: the encoding's name) and the task decodes them here, strictly, with the JVM's
- * table of the same encoding: a row with such a byte becomes a row to poison, and no row fails the claim. SQL_ASCII
- * declares no encoding; its bytes are read as the UTF-8 the writer meant. Other encodings are sent as text, as in a
- * UTF8 database (docs/operations.md).
+ * How the relay and the mention task read text in a database whose encoding is not UTF8. PostgreSQL converts text
+ * to the driver's UTF8 as it sends a row, and refuses a whole statement's result when one value has a byte that maps
+ * to no character (22P05): SQL_ASCII stores any bytes, and the single-byte encodings (WIN1252 and the like) store
+ * every byte, also those they leave undefined. So in these databases a statement that reads what writers stored
+ * (the relay's {@code ClaimRows}, the mention task's {@code ReadUnroutedBatch}: their {@code x.raw}, the encoding's
+ * name) sends the bytes of each text as hex, and the task decodes them here, strictly, with the JVM's table of the
+ * same encoding: a row with such a byte becomes a row to poison or a message to leave unrouted, and no row fails
+ * the statement. SQL_ASCII declares no encoding; its bytes are read as the UTF-8 the writer meant. Other encodings
+ * are sent as text, as in a UTF8 database (docs/operations.md).
  */
-final class DatabaseText {
+public final class DatabaseText {
     /**
      * PostgreSQL's name of a server encoding, and the JVM's charset for it ({@code raw-encodings.properties}): SQL_ASCII
      * and the single-byte encodings. The multibyte ones (EUC_JP, ...) are not there: their tables differ between the
@@ -37,12 +38,12 @@ final class DatabaseText {
     }
 
     /** The encodings whose texts travel as bytes, and the charset each is read with. */
-    static Map<String, Charset> rawEncodings() {
+    public static Map<String, Charset> rawEncodings() {
         return RAW;
     }
 
     /** The statement with {@code {raw_encodings}} replaced by the encodings whose texts travel as bytes. */
-    static String expand(String sql) {
+    public static String expand(String sql) {
         return sql.replace("{raw_encodings}",
             RAW.keySet().stream().sorted().map(n -> "'" + n + "'").collect(Collectors.joining(", ")));
     }
@@ -51,7 +52,7 @@ final class DatabaseText {
      * A text as the statement sent it: {@code encoding} null when the server converted it (bytes of UTF-8), else the
      * database's encoding, whose bytes came as hex. Strict: a byte without a character throws.
      */
-    static String strict(byte[] bytes, String encoding) throws CharacterCodingException {
+    public static String strict(byte[] bytes, String encoding) throws CharacterCodingException {
         Charset charset = charset(encoding);
         byte[] text = encoding == null ? bytes : unhex(bytes);
         if (charset == StandardCharsets.UTF_8) {
@@ -70,7 +71,7 @@ final class DatabaseText {
      * U+FFFD, or "?" in a single-byte encoding, where the task may send the text back (a poison reason quoting the last
      * error) and the server must be able to convert it into the database's encoding.
      */
-    static String lenient(byte[] bytes, String encoding) {
+    public static String lenient(byte[] bytes, String encoding) {
         if (bytes == null) {
             return null;
         }
@@ -86,11 +87,11 @@ final class DatabaseText {
         }
     }
 
-    /** Why a field's bytes could not be read, for the row's poison reason. */
-    static String unreadable(String field, String encoding) {
+    /** Why a field's bytes could not be read, for the row's poison reason or the message's fault. */
+    public static String unreadable(String field, String encoding) {
         return "SQL_ASCII".equals(encoding)
             ? field + " holds bytes that are not valid UTF-8 (the database's encoding is SQL_ASCII, which stores any"
-                + " bytes), so the relay cannot tell what text the writer meant; rewrite the row's " + field
+                + " bytes), so no one can tell what text the writer meant; rewrite the row's " + field
                 + " as UTF-8 text"
             : field + " holds bytes that are no character of the database's encoding " + encoding + " (which stores"
                 + " them unchecked), so they have no Unicode text to send; rewrite the row's " + field
