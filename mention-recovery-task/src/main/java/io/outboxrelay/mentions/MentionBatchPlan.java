@@ -15,8 +15,11 @@ import java.util.Map;
  * @param nothingToRoute messages that mention no routable member
  * @param faults messages whose blocks, or whose or their channel members' texts, could not be read
  * @param owed the owed rows of every {@link Arm#OWED} decision in the batch
+ * @param planned how many messages of the batch, from its first, the plan covers: all of them unless their records
+ *                would have passed the cap {@link #of} was given (the others are read again with the next batch)
  */
-record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingToRoute, List<Fault> faults, List<OwedRow> owed) {
+record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingToRoute, List<Fault> faults, List<OwedRow> owed,
+                        int planned) {
 
     /** A message and its routing decisions. */
     record Routed(UnroutedMessage message, List<RoutedMention> mentions) {
@@ -26,42 +29,53 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     record Fault(UnroutedMessage message, String reason) {
     }
 
-    static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel) {
+    /**
+     * The plan of the batch's messages in order, up to the first whose records would take the batch's past
+     * {@code maxRecords} (one message at least, whatever its count: a message's records go out together).
+     */
+    static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
+                               int maxRecords) {
         List<Routed> routed = new ArrayList<>();
         List<MentionOffsets.Named> nothing = new ArrayList<>();
         List<Fault> faults = new ArrayList<>();
         List<OwedRow> owed = new ArrayList<>();
+        int records = 0;
+        int planned = 0;
         for (UnroutedMessage msg : batch) {
             List<ChannelMember> members = membersByChannel.getOrDefault(msg.channelId(), List.of());
-            String unreadable = msg.unreadable() != null ? msg.unreadable() : unreadable(members);
-            if (unreadable != null) {
-                faults.add(new Fault(msg, unreadable));
-                continue;
+            String fault = msg.unreadable() != null ? msg.unreadable() : unreadable(members);
+            List<RoutedMention> mentions = List.of();
+            if (fault == null) {
+                try {
+                    List<String> handles = MentionGrammar.handles(msg.blocksJson());
+                    mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
+                        msg.channelMandatory(), msg.channelId(), msg.authorId());
+                } catch (MalformedBlocksException e) {
+                    fault = e.getMessage();
+                } catch (RuntimeException e) {
+                    fault = "routing failed: " + e;
+                }
             }
-            List<RoutedMention> mentions;
-            try {
-                List<String> handles = MentionGrammar.handles(msg.blocksJson());
-                mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
-                    msg.channelMandatory(), msg.channelId(), msg.authorId());
-            } catch (MalformedBlocksException e) {
-                faults.add(new Fault(msg, e.getMessage()));
-                continue;
-            } catch (RuntimeException e) {
-                faults.add(new Fault(msg, "routing failed: " + e));
-                continue;
+            if (records > 0 && records + mentions.size() > maxRecords) {
+                break;
             }
-            if (mentions.isEmpty()) {
+            planned++;
+            records += mentions.size();
+            if (fault != null) {
+                faults.add(new Fault(msg, fault));
+            } else if (mentions.isEmpty()) {
                 nothing.add(msg.named());
-                continue;
-            }
-            routed.add(new Routed(msg, mentions));
-            for (RoutedMention m : mentions) {
-                if (m.arm() == Arm.OWED) {
-                    owed.add(new OwedRow(m.member().accountId(), msg.id()));
+            } else {
+                routed.add(new Routed(msg, mentions));
+                for (RoutedMention m : mentions) {
+                    if (m.arm() == Arm.OWED) {
+                        owed.add(new OwedRow(m.member().accountId(), msg.id()));
+                    }
                 }
             }
         }
-        return new MentionBatchPlan(List.copyOf(routed), List.copyOf(nothing), List.copyOf(faults), List.copyOf(owed));
+        return new MentionBatchPlan(List.copyOf(routed), List.copyOf(nothing), List.copyOf(faults), List.copyOf(owed),
+            planned);
     }
 
     /**

@@ -36,11 +36,14 @@ final class MentionPass {
         return floorSeq;
     }
 
-    /** Advances the floor past a batch just read; a short batch means the pass has seen everything. */
-    void batchRead(List<UnroutedMessage> batch) {
+    /**
+     * Advances the floor past the messages of a batch just planned; a short batch means the pass has seen everything,
+     * unless the plan stopped short of what was read ({@code cut}: the rest comes with the next batch).
+     */
+    void batchRead(List<UnroutedMessage> batch, boolean cut) {
         batches++;
         scanned += batch.size();
-        lastBatchFull = batch.size() >= batchSize;
+        lastBatchFull = cut || batch.size() >= batchSize;
         if (!batch.isEmpty()) {
             floorSeq = batch.get(batch.size() - 1).seq();
         }

@@ -56,7 +56,9 @@ public final class MentionRecoveryConfig extends AbstractConfig {
                 GROUP, ++order, Width.MEDIUM, "Recovered mentions topic")
             .define(BATCH_SIZE, Type.INT, 200, Range.between(1, 10_000), Importance.LOW,
                 "Unrouted messages read per batch. One batch is in flight at a time; the next is read only "
-                    + "after every record of the previous one was acknowledged or failed.",
+                    + "after every record of the previous one was acknowledged or failed. A batch also stops at the "
+                    + "message whose records would take it past 10,000 (an @all in a channel of many agents): the "
+                    + "rest is read with the next batch.",
                 GROUP, ++order, Width.SHORT, "Batch size")
             .define(MIN_AGE_MS, Type.LONG, 30_000L, Range.atLeast(0), Importance.LOW,
                 "The periodic scan only looks at messages older than this (by at_unix_ms), so the chat "

@@ -34,6 +34,12 @@ import org.slf4j.LoggerFactory;
 public class MentionRecoveryTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
     static final Duration MAX_POLL_WAIT = Duration.ofMillis(500);
+    /**
+     * The most records one batch makes, short of one message's own: a batch of {@code mentions.batch.size} messages
+     * that each ping {@code @all} in a channel of thousands of agents would otherwise hold millions of records in the
+     * worker's heap at once. The messages past it are read again with the next batch.
+     */
+    static final int MAX_RECORDS_PER_BATCH = 10_000;
 
     /** Opens the database side of the task; tests pass a fake store instead. */
     @FunctionalInterface
@@ -302,9 +308,10 @@ public class MentionRecoveryTask extends SourceTask {
             failPass("reading unrouted messages", e);
             return null;
         }
-        pass.batchRead(batch);
-        metrics.scanned(batch.size());
-        MentionBatchPlan plan = MentionBatchPlan.of(batch, members);
+        MentionBatchPlan plan = MentionBatchPlan.of(batch, members, MAX_RECORDS_PER_BATCH);
+        List<UnroutedMessage> planned = batch.subList(0, plan.planned());
+        pass.batchRead(planned, planned.size() < batch.size());
+        metrics.scanned(planned.size());
         for (MentionBatchPlan.Fault f : plan.faults()) {
             log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is retried next pass",
                 f.message().id(), f.message().seq(), f.reason());

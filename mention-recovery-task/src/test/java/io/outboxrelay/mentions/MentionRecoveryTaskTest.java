@@ -12,8 +12,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
@@ -138,6 +140,45 @@ class MentionRecoveryTaskTest {
         pollUntilIdle();
         assertThat(store.routedAt("m1")).isEqualTo(T0.toEpochMilli());
         assertThat(task.metrics().messagesMarked()).isEqualTo(1);
+    }
+
+    /**
+     * Three messages that each ping {@code @all} in a channel of 4,000 agents: 12,000 records in one batch of the
+     * default size. The batch stops at the last message whose records keep it within
+     * {@link MentionRecoveryTask#MAX_RECORDS_PER_BATCH} (two messages, 8,000), and the third is read with the next
+     * batch: every mention is published once and every message marked. Without the cap the first list held all 12,000.
+     */
+    @Test
+    void aBatchWhoseMessagesWouldMakeTooManyRecordsStopsShortAndTheRestComesNext() throws Exception {
+        for (int i = 0; i < 4_000; i++) {
+            store.addAgent("big", "agent-" + i, "agent" + i, true, false);
+        }
+        for (int seq = 1; seq <= 3; seq++) {
+            store.addMessage("m" + seq, seq, 0, "big", "u-1", mentioning("@all"));
+        }
+        start();
+        Set<String> published = new HashSet<>();
+
+        List<SourceRecord> first = pollForRecords();
+        assertThat(first).hasSize(8_000);
+        first.forEach(r -> assertThat(published.add(messageAndAgent(r))).isTrue());
+        first.forEach(this::commit);
+        List<SourceRecord> second = pollForRecords();
+        assertThat(store.routedAt("m1")).isNotNull();
+        assertThat(store.routedAt("m2")).isNotNull();
+        assertThat(store.readFloors).as("the second batch starts past m2").containsSubsequence(0L, 2L);
+
+        assertThat(second).hasSize(4_000);
+        second.forEach(r -> assertThat(published.add(messageAndAgent(r))).as("published once").isTrue());
+        second.forEach(this::commit);
+        pollUntilIdle();
+        assertThat(store.routedAt("m3")).isNotNull();
+        assertThat(published).hasSize(12_000);
+    }
+
+    private static String messageAndAgent(SourceRecord r) {
+        Struct v = (Struct) r.value();
+        return v.getString("message_id") + "/" + v.getString("agent_account_id");
     }
 
     /**

@@ -93,7 +93,7 @@ class MentionTextEncodingIT {
             assertThat(byId(batch, "m-bad").unreadable()).contains("messages.blocks")
                 .contains("no character of the database's encoding WIN1252");
 
-            MentionBatchPlan plan = MentionBatchPlan.of(batch, store.agentMembers(Set.of("ch"), LIVE_SINCE));
+            MentionBatchPlan plan = MentionBatchPlan.of(batch, store.agentMembers(Set.of("ch"), LIVE_SINCE), Integer.MAX_VALUE);
             assertThat(plan.routed()).extracting(r -> r.message().id()).containsExactly("m-\u00e9", "m-3");
             assertThat(plan.faults()).extracting(f -> f.message().id()).containsExactly("m-bad");
 
@@ -120,7 +120,7 @@ class MentionTextEncodingIT {
 
             List<UnroutedMessage> batch = store.readUnrouted(0, NOW, LIVE_SINCE, 10);
             Map<String, List<ChannelMember>> members = store.agentMembers(Set.of("odd", "ch"), LIVE_SINCE);
-            MentionBatchPlan plan = MentionBatchPlan.of(batch, members);
+            MentionBatchPlan plan = MentionBatchPlan.of(batch, members, Integer.MAX_VALUE);
 
             assertThat(plan.routed()).extracting(r -> r.message().id()).containsExactly("in-ch");
             assertThat(plan.faults()).singleElement().satisfies(f -> {
@@ -142,7 +142,7 @@ class MentionTextEncodingIT {
 
             assertThat(byId(batch, "m-1").blocksJson()).contains("caf\u00e9 @bot");
             assertThat(byId(batch, "m-bad").unreadable()).contains("messages.blocks").contains("not valid UTF-8");
-            MentionBatchPlan plan = MentionBatchPlan.of(batch, store.agentMembers(Set.of("ch"), LIVE_SINCE));
+            MentionBatchPlan plan = MentionBatchPlan.of(batch, store.agentMembers(Set.of("ch"), LIVE_SINCE), Integer.MAX_VALUE);
             assertThat(plan.routed()).extracting(r -> r.message().id()).containsExactly("m-1");
             assertThat(plan.faults()).extracting(f -> f.message().id()).containsExactly("m-bad");
         }

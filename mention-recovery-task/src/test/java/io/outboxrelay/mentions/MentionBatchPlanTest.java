@@ -1,0 +1,60 @@
+package io.outboxrelay.mentions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Where a batch's plan stops when its records would pass the cap, and what it still covers. */
+class MentionBatchPlanTest {
+    private static final List<ChannelMember> THREE_AGENTS = List.of(
+        new ChannelMember("a-1", "one", true, true, "home", false),
+        new ChannelMember("a-2", "two", true, true, "home", false),
+        new ChannelMember("a-3", "three", true, true, "home", false));
+
+    private static UnroutedMessage message(long seq, String blocks) {
+        return new UnroutedMessage("m" + seq, seq, "u-1", "ch", false, blocks);
+    }
+
+    private static String text(String text) {
+        return "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
+    }
+
+    @Test
+    void stopsBeforeTheMessageWhoseRecordsWouldPassTheCapAndCoversWhatCameBefore() {
+        List<UnroutedMessage> batch = new ArrayList<>(List.of(
+            message(1, text("@all")),      // 3 records
+            message(2, text("no one")),    // nothing to route
+            message(3, "not json"),        // a fault
+            message(4, text("@one")),      // 1 record: 4 in all
+            message(5, text("@all")),      // 3 more would make 7
+            message(6, text("no one"))));
+
+        MentionBatchPlan plan = MentionBatchPlan.of(batch, Map.of("ch", THREE_AGENTS), 5);
+
+        assertThat(plan.planned()).isEqualTo(4);
+        assertThat(plan.routed()).extracting(r -> r.message().seq()).containsExactly(1L, 4L);
+        assertThat(plan.nothingToRoute()).extracting(MentionOffsets.Named::seq).containsExactly(2L);
+        assertThat(plan.faults()).extracting(f -> f.message().seq()).containsExactly(3L);
+    }
+
+    @Test
+    void aFirstMessageAboveTheCapIsPlannedWholeAlone() {
+        MentionBatchPlan plan = MentionBatchPlan.of(List.of(message(1, text("@all")), message(2, text("@one"))),
+            Map.of("ch", THREE_AGENTS), 2);
+
+        assertThat(plan.planned()).isEqualTo(1);
+        assertThat(plan.routed()).singleElement().satisfies(r -> assertThat(r.mentions()).hasSize(3));
+    }
+
+    @Test
+    void withoutAnyCapReachedTheWholeBatchIsPlanned() {
+        MentionBatchPlan plan = MentionBatchPlan.of(List.of(message(1, text("@all")), message(2, text("@one"))),
+            Map.of("ch", THREE_AGENTS), 4);
+
+        assertThat(plan.planned()).isEqualTo(2);
+        assertThat(plan.routed()).hasSize(2);
+    }
+}
