@@ -15,7 +15,9 @@ import java.util.Objects;
  * can share it and tests can pin the whole table.
  *
  * <ul>
- *   <li>Only agent accounts that are members of the channel are routed; other handles are ignored.</li>
+ *   <li>Only agent accounts that are members of the channel are routed; other handles are ignored. A handle
+ *       matches in any case, so it may match several accounts (handles are unique only as stored): each is
+ *       routed.</li>
  *   <li>{@code @all}, {@code @channel} and {@code @agents} expand to every agent member.</li>
  *   <li>The author is never routed; each member is routed once, in first-mention order.</li>
  *   <li>Live member: {@link Arm#STEER}. Offline member outside the sweep set (not subscribed, the
@@ -36,12 +38,13 @@ public final class MentionPolicy {
      */
     public static List<RoutedMention> route(Collection<String> mentionedHandles, List<ChannelMember> members,
                                             boolean channelMandatory, String channelId, String authorId) {
-        Map<String, ChannelMember> agentsByHandle = new HashMap<>();
+        // handles are unique as stored, case and all, so one mention may match several accounts: each is routed
+        Map<String, List<ChannelMember>> agentsByHandle = new HashMap<>();
         List<ChannelMember> agents = new ArrayList<>();
         for (ChannelMember m : members) {
             if (m.agent() && !m.accountId().equals(authorId)) {
                 agents.add(m);
-                agentsByHandle.putIfAbsent(m.handle().toLowerCase(Locale.ROOT), m);
+                agentsByHandle.computeIfAbsent(m.handle().toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(m);
             }
         }
         Map<String, ChannelMember> chosen = new LinkedHashMap<>(); // by account id: each member once
@@ -49,10 +52,8 @@ public final class MentionPolicy {
             if (MentionGrammar.isReservedPing(handle)) {
                 agents.forEach(m -> chosen.putIfAbsent(m.accountId(), m));
             } else {
-                ChannelMember m = agentsByHandle.get(handle.toLowerCase(Locale.ROOT));
-                if (m != null) {
-                    chosen.putIfAbsent(m.accountId(), m);
-                }
+                agentsByHandle.getOrDefault(handle.toLowerCase(Locale.ROOT), List.of())
+                    .forEach(m -> chosen.putIfAbsent(m.accountId(), m));
             }
         }
         List<RoutedMention> out = new ArrayList<>(chosen.size());

@@ -80,6 +80,21 @@ class MentionPolicyTest {
         assertThat(MentionPolicy.route(List.of("stranger"), members, false, CHANNEL, AUTHOR)).isEmpty();
     }
 
+    /**
+     * accounts.handle is unique as stored, so "Bot" and "bot" can be two agents; matching is case-insensitive
+     * (the contract), so "@BOT" mentions both. Before, the first handle in the members' order took the mention and
+     * the other account's was lost.
+     */
+    @Test
+    void aHandleThatMatchesSeveralAccountsInAnyCaseRoutesEachOfThem() {
+        List<ChannelMember> members = List.of(agent("a-1", "Bot"), agent("a-2", "bot"), agent("a-3", "ada"));
+
+        assertThat(ids(MentionPolicy.route(List.of("BOT"), members, false, CHANNEL, AUTHOR)))
+            .containsExactly("a-1", "a-2");
+        assertThat(ids(MentionPolicy.route(List.of("bot", "Bot"), members, false, CHANNEL, AUTHOR)))
+            .containsExactly("a-1", "a-2");
+    }
+
     @Test
     void ignoresHumanAccounts() {
         ChannelMember human = new ChannelMember("h-1", "hugo", false, false, "other", false);
