@@ -91,7 +91,7 @@ public final class DatabaseText {
     public static String unreadable(String field, String encoding) {
         return "SQL_ASCII".equals(encoding)
             ? field + " holds bytes that are not valid UTF-8 (the database's encoding is SQL_ASCII, which stores any"
-                + " bytes), so no one can tell what text the writer meant; rewrite the row's " + field
+                + " bytes), so the relay cannot tell what text the writer meant; rewrite the row's " + field
                 + " as UTF-8 text"
             : field + " holds bytes that are no character of the database's encoding " + encoding + " (which stores"
                 + " them unchecked), so they have no Unicode text to send; rewrite the row's " + field

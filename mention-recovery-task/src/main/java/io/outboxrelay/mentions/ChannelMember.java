@@ -10,7 +10,8 @@ package io.outboxrelay.mentions;
  * @param homeChannelId {@code accounts.home_channel_id}, may be null
  * @param live whether the account has a live session (not ended, seen within the liveness window)
  * @param unreadable null, or why a text of the member's rows has no Unicode text to read (the texts read are then
- *                   stand-ins, and the channel's messages are left unrouted until the row is fixed)
+ *                   stand-ins, and the channel's messages that may mention the member are left unrouted until the row is
+ *                   fixed)
  */
 public record ChannelMember(String accountId, String handle, boolean agent, boolean subscribed, String homeChannelId,
                             boolean live, String unreadable) {

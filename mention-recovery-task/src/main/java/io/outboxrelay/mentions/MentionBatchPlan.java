@@ -43,13 +43,16 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         int planned = 0;
         for (UnroutedMessage msg : batch) {
             List<ChannelMember> members = membersByChannel.getOrDefault(msg.channelId(), List.of());
-            String fault = msg.unreadable() != null ? msg.unreadable() : unreadable(members);
+            String fault = msg.unreadable();
             List<RoutedMention> mentions = List.of();
             if (fault == null) {
                 try {
                     List<String> handles = MentionGrammar.handles(msg.blocksJson());
-                    mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
-                        msg.channelMandatory(), msg.channelId(), msg.authorId());
+                    fault = unreadable(members, handles, msg.channelId());
+                    if (fault == null && !handles.isEmpty()) {
+                        mentions = MentionPolicy.route(handles, members, msg.channelMandatory(), msg.channelId(),
+                            msg.authorId());
+                    }
                 } catch (MalformedBlocksException e) {
                     fault = e.getMessage();
                 } catch (RuntimeException e) {
@@ -79,13 +82,17 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     }
 
     /**
-     * Why the channel's members cannot be routed to: one of them has a text that could not be read (its stand-in
-     * could match a handle it does not have, or name an account that does not exist), or null.
+     * Why the message cannot be routed: a member it may mention has a text that could not be read (a stand-in id
+     * would owe a mention to an account that does not exist), or null. A mention reaches such a member through a
+     * reserved ping, or through its handle when that was read; a handle that could not be read has a character no
+     * handle of the grammar has, so no mention matches it.
      */
-    private static String unreadable(List<ChannelMember> members) {
+    private static String unreadable(List<ChannelMember> members, List<String> handles, String channelId) {
         for (ChannelMember m : members) {
-            if (m.unreadable() != null) {
-                return "an agent member of the channel cannot be read (" + m.unreadable() + ")";
+            if (m.unreadable() != null && handles.stream()
+                .anyMatch(h -> MentionGrammar.isReservedPing(h) || h.equalsIgnoreCase(m.handle()))) {
+                return "agent member " + m.accountId() + " of channel " + channelId + ", whom it may mention, cannot"
+                    + " be read: " + m.unreadable();
             }
         }
         return null;
