@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.config.Config;
@@ -152,6 +153,7 @@ final class OutboxLiveValidator {
 
     private static void checkMentionGrants(Connection c, Config result) throws SQLException {
         List<String> missing = new ArrayList<>();
+        Set<String> unusableSchemas = new TreeSet<>();
         List<String> refused = new ArrayList<>();
         boolean noMarker = false;
         String role = null;
@@ -164,6 +166,9 @@ final class OutboxLiveValidator {
                     if (!missing.contains(table)) {
                         missing.add(table);
                     }
+                    if (rs.getString(6) != null) {
+                        unusableSchemas.addAll(List.of(rs.getString(6).split(", ")));
+                    }
                 } else if (rs.getObject(4) == null) {
                     noMarker = true;
                 } else if (!rs.getBoolean(4)) {
@@ -172,7 +177,13 @@ final class OutboxLiveValidator {
             }
         }
         String key = MentionRecoveryConfig.ENABLED;
-        if (!missing.isEmpty()) {
+        if (!missing.isEmpty() && !unusableSchemas.isEmpty()) {
+            String schemas = String.join(", ", unusableSchemas);
+            error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)
+                + ", which role " + role + "'s search path does not find: its schema(s) " + schemas + " hold tables of"
+                + " those names, but the role may not use them, and a search path skips such schemas: GRANT USAGE"
+                + " ON SCHEMA " + schemas + " TO outbox_relay, or set mentions.enabled=false");
+        } else if (!missing.isEmpty()) {
             error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)
                 + ", which role " + role + "'s search path does not find: apply schemas/sql/mentions.sql to this"
                 + " database, or set mentions.enabled=false");

@@ -83,6 +83,8 @@ SELECT a.attname, format_type(b.oid, NULL), a.attnotnull, b.typtype = 'e'
 -- finds it, whether it exists, and whether the role may use it as the task does (schemas/sql/mentions.sql grants
 -- that to outbox_relay). A grant on some of a table's columns counts (the task reads only some of them), so a role
 -- given column grants is never refused. The marker column's UPDATE is only asked of a messages table that has it.
+-- A table the search path does not find may be in a schema of the search path that the role may not use (the
+-- search path skips those): such schemas are named, for a GRANT USAGE instead of "apply mentions.sql".
 SELECT t.name, t.privilege || CASE WHEN t.privilege = 'UPDATE' THEN ' (mentions_routed_at)' ELSE '' END AS privilege,
        to_regclass(t.name) IS NOT NULL AS present,
        CASE WHEN to_regclass(t.name) IS NULL THEN NULL
@@ -91,7 +93,16 @@ SELECT t.name, t.privilege || CASE WHEN t.privilege = 'UPDATE' THEN ' (mentions_
                           WHERE a.attrelid = to_regclass(t.name) AND a.attname = 'mentions_routed_at'
                             AND NOT a.attisdropped)
             THEN has_column_privilege(to_regclass(t.name), 'mentions_routed_at', 'UPDATE') END AS allowed,
-       current_user::text
+       current_user::text,
+       CASE WHEN to_regclass(t.name) IS NULL
+            THEN (SELECT string_agg(DISTINCT quote_ident(n.nspname), ', ')
+                    FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace
+                   WHERE k.relname = t.name AND k.relkind IN ('r', 'p', 'v', 'f')
+                     AND NOT has_schema_privilege(n.oid, 'USAGE')
+                     AND n.nspname IN (SELECT CASE WHEN p.name = '$user' THEN current_user::text ELSE p.name END
+                                         FROM unnest(string_to_array(current_setting('search_path'), ',')) AS e(entry),
+                                              LATERAL (SELECT btrim(btrim(e.entry), '"') AS name) p)) END
+         AS unusable_schemas
   FROM (VALUES (1, 'messages', 'SELECT'), (2, 'messages', 'UPDATE'), (3, 'topics', 'SELECT'), (4, 'channels', 'SELECT'),
                (5, 'held_messages', 'SELECT'), (6, 'agent_sessions', 'SELECT'), (7, 'channel_members', 'SELECT'),
                (8, 'accounts', 'SELECT'), (9, 'owed_mentions', 'INSERT')) AS t(n, name, privilege)

@@ -392,10 +392,23 @@ class ConnectorValidationIT {
             cfg.put("connection.url", cfg.get("connection.url") + (cfg.get("connection.url").contains("?") ? "&" : "?")
                 + "currentSchema=locked"); // a search path without the chat tables
             cfg.put("outbox.table", "public.events");
+            String lockedUrl = cfg.get("connection.url");
             assertThat(onlyErrorOn(validate(cfg), "mentions.enabled"))
                 .contains("messages, topics, channels, held_messages, agent_sessions, channel_members, accounts,"
-                    + " owed_mentions").contains("apply schemas/sql/mentions.sql");
+                    + " owed_mentions").contains("apply schemas/sql/mentions.sql").doesNotContain("USAGE");
+
+            // the chat tables in a schema of the search path that the role may not use: the fix is a GRANT USAGE
+            db.execute("CREATE SCHEMA chatonly");
+            for (String table : List.of("messages", "topics", "channels", "held_messages", "agent_sessions",
+                "channel_members", "accounts", "owed_mentions")) {
+                db.execute("CREATE TABLE chatonly." + table + " (LIKE public." + table + ")");
+            }
+            cfg.put("connection.user", NO_PRIVS_ROLE);
+            cfg.put("connection.url", lockedUrl.replace("currentSchema=locked", "currentSchema=chatonly"));
+            assertThat(onlyErrorOn(validate(cfg), "mentions.enabled")).contains("chatonly")
+                .contains("GRANT USAGE ON SCHEMA chatonly TO outbox_relay").doesNotContain("apply schemas/sql");
         } finally {
+            db.execute("DROP SCHEMA IF EXISTS chatonly CASCADE");
             db.execute("GRANT INSERT ON owed_mentions TO outbox_relay; GRANT SELECT ON accounts TO outbox_relay;"
                 + " REVOKE outbox_relay FROM " + NO_PRIVS_ROLE);
         }
