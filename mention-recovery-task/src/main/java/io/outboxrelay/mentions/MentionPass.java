@@ -14,6 +14,8 @@ final class MentionPass {
     private final long startedNanos;
     private final int batchSize;
     private long floorSeq;
+    /** How many messages the next batch reads: the batch size, less after a batch whose plan stopped short. */
+    private int limit;
     private boolean lastBatchFull;
     private int batches;
     private int scanned;
@@ -25,6 +27,7 @@ final class MentionPass {
     MentionPass(ScanTrigger.Kind kind, int batchSize, long startedNanos) {
         this.kind = kind;
         this.batchSize = batchSize;
+        this.limit = batchSize;
         this.startedNanos = startedNanos;
     }
 
@@ -36,14 +39,24 @@ final class MentionPass {
         return floorSeq;
     }
 
+    /** How many messages to read for the next batch. */
+    int limit() {
+        return limit;
+    }
+
     /**
-     * Advances the floor past the messages of a batch just planned; a short batch means the pass has seen everything,
-     * unless the plan stopped short of what was read ({@code cut}: the rest comes with the next batch).
+     * Advances the floor past the messages of a batch just planned, of the {@code read} it read; a short batch means
+     * the pass has seen everything, unless the plan stopped short of what was read (the rest comes with the next
+     * batch). A plan that stopped short makes the next read as long as this plan (its messages make many records
+     * each: reading more would read them, and load their channels' members, again and again); one that did not lets
+     * the next read grow back, doubling, to the batch size.
      */
-    void batchRead(List<UnroutedMessage> batch, boolean cut) {
+    void batchRead(List<UnroutedMessage> batch, int read) {
         batches++;
         scanned += batch.size();
-        lastBatchFull = cut || batch.size() >= batchSize;
+        boolean cut = batch.size() < read;
+        lastBatchFull = cut || read >= limit;
+        limit = cut ? Math.max(1, batch.size()) : (int) Math.min(batchSize, 2L * limit);
         if (!batch.isEmpty()) {
             floorSeq = batch.get(batch.size() - 1).seq();
         }

@@ -300,7 +300,7 @@ public class MentionRecoveryTask extends SourceTask {
         List<UnroutedMessage> batch;
         Map<String, List<ChannelMember>> members;
         try {
-            batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, config.batchSize());
+            batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, pass.limit());
             Set<String> channels = new LinkedHashSet<>();
             batch.stream().filter(m -> m.unreadable() == null).forEach(m -> channels.add(m.channelId()));
             members = store.agentMembers(channels, liveSince);
@@ -310,7 +310,7 @@ public class MentionRecoveryTask extends SourceTask {
         }
         MentionBatchPlan plan = MentionBatchPlan.of(batch, members, MAX_RECORDS_PER_BATCH);
         List<UnroutedMessage> planned = batch.subList(0, plan.planned());
-        pass.batchRead(planned, planned.size() < batch.size());
+        pass.batchRead(planned, batch.size());
         metrics.scanned(planned.size());
         for (MentionBatchPlan.Fault f : plan.faults()) {
             log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is retried next pass",

@@ -35,6 +35,7 @@ final class FakeMentionStore implements MentionStore {
     final List<String> calls = new ArrayList<>();
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
+    final List<Integer> readLimits = new ArrayList<>();
     /** The ids of each markNamed call, in call order. */
     final List<List<String>> markCalls = new ArrayList<>();
     SQLException failNextRead;
@@ -61,6 +62,7 @@ final class FakeMentionStore implements MentionStore {
         calls.add("read");
         readFloors.add(afterSeq);
         readCutoffs.add(cutoffUnixMs);
+        readLimits.add(limit);
         if (failNextRead != null) {
             SQLException e = failNextRead;
             failNextRead = null;

@@ -47,6 +47,12 @@ class MentionBatchPlanTest {
 
         assertThat(plan.planned()).isEqualTo(1);
         assertThat(plan.routed()).singleElement().satisfies(r -> assertThat(r.mentions()).hasSize(3));
+
+        // after a first message above the cap, even one with nothing to route waits for the next batch
+        MentionBatchPlan nothingAfter = MentionBatchPlan.of(List.of(message(1, text("@all")), message(2, text("hi"))),
+            Map.of("ch", THREE_AGENTS), 2);
+        assertThat(nothingAfter.planned()).isEqualTo(1);
+        assertThat(nothingAfter.nothingToRoute()).isEmpty();
     }
 
     @Test

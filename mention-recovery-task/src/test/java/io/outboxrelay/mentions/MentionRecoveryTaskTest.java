@@ -146,7 +146,9 @@ class MentionRecoveryTaskTest {
      * Three messages that each ping {@code @all} in a channel of 4,000 agents: 12,000 records in one batch of the
      * default size. The batch stops at the last message whose records keep it within
      * {@link MentionRecoveryTask#MAX_RECORDS_PER_BATCH} (two messages, 8,000), and the third is read with the next
-     * batch: every mention is published once and every message marked. Without the cap the first list held all 12,000.
+     * batch, which reads only as many messages as the first planned (read in full again, the messages past a cut
+     * would be read, with their channels' members, once per batch): every mention is published once and every message
+     * marked. Without the cap the first list held all 12,000.
      */
     @Test
     void aBatchWhoseMessagesWouldMakeTooManyRecordsStopsShortAndTheRestComesNext() throws Exception {
@@ -166,7 +168,9 @@ class MentionRecoveryTaskTest {
         List<SourceRecord> second = pollForRecords();
         assertThat(store.routedAt("m1")).isNotNull();
         assertThat(store.routedAt("m2")).isNotNull();
-        assertThat(store.readFloors).as("the second batch starts past m2").containsSubsequence(0L, 2L);
+        assertThat(store.readFloors).as("the second batch starts past m2").containsExactly(0L, 2L);
+        assertThat(store.readLimits).as("and reads no more than the first planned: m3 once, not m3 and the rest")
+            .containsExactly(200, 2);
 
         assertThat(second).hasSize(4_000);
         second.forEach(r -> assertThat(published.add(messageAndAgent(r))).as("published once").isTrue());
