@@ -153,6 +153,7 @@ final class OutboxLiveValidator {
 
     private static void checkMentionGrants(Connection c, Config result) throws SQLException {
         List<String> missing = new ArrayList<>();
+        List<String> hidden = new ArrayList<>();
         Set<String> unusableSchemas = new TreeSet<>();
         List<String> refused = new ArrayList<>();
         boolean noMarker = false;
@@ -163,11 +164,14 @@ final class OutboxLiveValidator {
                 String privilege = rs.getString(2);
                 role = rs.getString(5);
                 if (!rs.getBoolean(3)) {
-                    if (!missing.contains(table)) {
-                        missing.add(table);
+                    java.sql.Array schemas = rs.getArray(6);
+                    List<String> list = missing;
+                    if (schemas != null) {
+                        unusableSchemas.addAll(List.of((String[]) schemas.getArray()));
+                        list = hidden;
                     }
-                    if (rs.getString(6) != null) {
-                        unusableSchemas.addAll(List.of(rs.getString(6).split(", ")));
+                    if (!list.contains(table)) {
+                        list.add(table);
                     }
                 } else if (rs.getObject(4) == null) {
                     noMarker = true;
@@ -177,13 +181,14 @@ final class OutboxLiveValidator {
             }
         }
         String key = MentionRecoveryConfig.ENABLED;
-        if (!missing.isEmpty() && !unusableSchemas.isEmpty()) {
+        if (!hidden.isEmpty()) {
             String schemas = String.join(", ", unusableSchemas);
-            error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)
-                + ", which role " + role + "'s search path does not find: its schema(s) " + schemas + " hold tables of"
-                + " those names, but the role may not use them, and a search path skips such schemas: GRANT USAGE"
-                + " ON SCHEMA " + schemas + " TO outbox_relay, or set mentions.enabled=false");
-        } else if (!missing.isEmpty()) {
+            error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", hidden)
+                + ", which role " + role + "'s search path does not find: schema(s) " + schemas + " of the search"
+                + " path hold tables of those names, but the role may not use them, and a search path skips such"
+                + " schemas: GRANT USAGE ON SCHEMA " + schemas + " TO outbox_relay, or set mentions.enabled=false");
+        }
+        if (!missing.isEmpty()) {
             error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)
                 + ", which role " + role + "'s search path does not find: apply schemas/sql/mentions.sql to this"
                 + " database, or set mentions.enabled=false");

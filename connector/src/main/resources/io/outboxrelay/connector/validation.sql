@@ -95,13 +95,15 @@ SELECT t.name, t.privilege || CASE WHEN t.privilege = 'UPDATE' THEN ' (mentions_
             THEN has_column_privilege(to_regclass(t.name), 'mentions_routed_at', 'UPDATE') END AS allowed,
        current_user::text,
        CASE WHEN to_regclass(t.name) IS NULL
-            THEN (SELECT string_agg(DISTINCT quote_ident(n.nspname), ', ')
+            THEN (SELECT array_agg(DISTINCT quote_ident(n.nspname) ORDER BY quote_ident(n.nspname))
                     FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace
                    WHERE k.relname = t.name AND k.relkind IN ('r', 'p', 'v', 'f')
                      AND NOT has_schema_privilege(n.oid, 'USAGE')
                      AND n.nspname IN (SELECT CASE WHEN p.name = '$user' THEN current_user::text ELSE p.name END
                                          FROM unnest(string_to_array(current_setting('search_path'), ',')) AS e(entry),
-                                              LATERAL (SELECT btrim(btrim(e.entry), '"') AS name) p)) END
+                                              LATERAL (SELECT CASE WHEN btrim(e.entry) LIKE '"%'
+                                                                   THEN replace(btrim(btrim(e.entry), '"'), '""', '"')
+                                                                   ELSE lower(btrim(e.entry)) END AS name) p)) END
          AS unusable_schemas
   FROM (VALUES (1, 'messages', 'SELECT'), (2, 'messages', 'UPDATE'), (3, 'topics', 'SELECT'), (4, 'channels', 'SELECT'),
                (5, 'held_messages', 'SELECT'), (6, 'agent_sessions', 'SELECT'), (7, 'channel_members', 'SELECT'),
