@@ -23,10 +23,22 @@ import javax.sql.DataSource;
 public final class JdbcMentionStore implements MentionStore {
     private static final NamedSql SQL = NamedSql.load(JdbcMentionStore.class, "mentions.sql");
 
+    /**
+     * The bytes of blocks one batch read brings at most, short of its first message's: 200 messages of a few megabytes
+     * each (a pasted log) would otherwise be held in the worker's heap at once, twice over as Java strings.
+     */
+    static final long BLOCKS_BYTES_PER_BATCH = 16L << 20;
+
     private final DataSource dataSource;
+    private final long blocksBudget;
 
     public JdbcMentionStore(DataSource dataSource) {
+        this(dataSource, BLOCKS_BYTES_PER_BATCH);
+    }
+
+    JdbcMentionStore(DataSource dataSource, long blocksBudget) {
         this.dataSource = dataSource;
+        this.blocksBudget = blocksBudget;
     }
 
     @Override
@@ -38,6 +50,7 @@ public final class JdbcMentionStore implements MentionStore {
             ps.setLong(2, cutoffUnixMs);
             ps.setLong(3, liveSinceUnixMs);
             ps.setInt(4, limit);
+            ps.setLong(5, blocksBudget);
             List<UnroutedMessage> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

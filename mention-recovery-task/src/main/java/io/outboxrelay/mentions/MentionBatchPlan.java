@@ -31,7 +31,8 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
 
     /**
      * The plan of the batch's messages in order, up to the first whose records would take the batch's past
-     * {@code maxRecords} (one message at least, whatever its count: a message's records go out together).
+     * {@code maxRecords} (one message at least, whatever its count: a message's records go out together), or the
+     * first the read {@link UnroutedMessage#deferred() deferred}.
      */
     static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
                                int maxRecords) {
@@ -42,6 +43,9 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         int records = 0;
         int planned = 0;
         for (UnroutedMessage msg : batch) {
+            if (msg.deferred()) {
+                break; // the batch read's budget of bytes ends here: this message and the rest come with the next
+            }
             List<ChannelMember> members = membersByChannel.getOrDefault(msg.channelId(), List.of());
             String fault = msg.unreadable();
             List<RoutedMention> mentions = List.of();

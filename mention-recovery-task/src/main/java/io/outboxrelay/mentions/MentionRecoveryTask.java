@@ -302,7 +302,7 @@ public class MentionRecoveryTask extends SourceTask {
         try {
             batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, pass.limit());
             Set<String> channels = new LinkedHashSet<>();
-            batch.stream().filter(m -> m.unreadable() == null).forEach(m -> channels.add(m.channelId()));
+            batch.stream().filter(m -> m.unreadable() == null && !m.deferred()).forEach(m -> channels.add(m.channelId()));
             members = store.agentMembers(channels, liveSince);
         } catch (SQLException e) {
             failPass("reading unrouted messages", e);

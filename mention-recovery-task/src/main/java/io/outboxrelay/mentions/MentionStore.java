@@ -14,7 +14,8 @@ public interface MentionStore {
 
     /**
      * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms < cutoff} (strictly older than the minimum age),
-     * ascending seq, skipping messages held by a live session.
+     * ascending seq, skipping messages held by a live session. Past a budget of bytes of blocks, the messages come
+     * {@link UnroutedMessage#deferred() deferred}, without them.
      *
      * @param afterSeq the pass-local seq floor, never persisted
      * @param cutoffUnixMs messages from this time on are left out ({@link Long#MAX_VALUE} for all)

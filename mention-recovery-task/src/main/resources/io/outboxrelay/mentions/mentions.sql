@@ -7,35 +7,45 @@
 -- 2 cutoff: at_unix_ms must be below it (now - mentions.min.age.ms for periodic passes, else max):
 --   messages strictly older than the minimum age
 -- 3 liveSince: a session seen at or after this (and not ended) is live
--- 4 batch: mentions.batch.size
+-- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
+-- 5 blocksBudget: the bytes of blocks a batch brings: a message whose earlier messages in the batch already
+--   bring that many comes without its blocks (NULL), and the task reads it again with the next batch; the first
+--   always comes whole
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
 -- the server refuses to send a text with a byte that is no character there, and one such message would fail
 -- every batch (io.outboxrelay.common.DatabaseText decodes them, and a message it cannot read is left unrouted).
 WITH x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings})
-                       THEN current_setting('server_encoding') END AS raw)
-SELECT CASE WHEN x.raw IS NULL THEN m.id ELSE encode(convert_to(m.id, x.raw), 'hex') END AS id,
-       m.seq,
-       CASE WHEN x.raw IS NULL THEN m.author_id ELSE encode(convert_to(m.author_id, x.raw), 'hex') END AS author_id,
-       CASE WHEN x.raw IS NULL THEN m.blocks::text ELSE encode(convert_to(m.blocks::text, x.raw), 'hex') END AS blocks,
-       CASE WHEN x.raw IS NULL THEN t.channel_id ELSE encode(convert_to(t.channel_id, x.raw), 'hex') END AS channel_id,
-       c.mandatory_subscription, x.raw
-  FROM x, messages m
-  JOIN topics t ON t.id = m.topic_id
-  JOIN channels c ON c.id = t.channel_id
- WHERE m.mentions_routed_at IS NULL
-   AND m.seq > ?
-   AND m.at_unix_ms < ?
-   AND NOT EXISTS (
-         SELECT 1
-           FROM held_messages h
-           JOIN agent_sessions s ON s.id = h.session_id
-          WHERE h.message_id = m.id
-            AND s.ended_at_unix_ms IS NULL
-            AND s.last_seen_unix_ms >= ?)
- ORDER BY m.seq
- LIMIT ?
+                       THEN current_setting('server_encoding') END AS raw),
+b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.mandatory_subscription
+        FROM messages m
+        JOIN topics t ON t.id = m.topic_id
+        JOIN channels c ON c.id = t.channel_id
+       WHERE m.mentions_routed_at IS NULL
+         AND m.seq > ?
+         AND m.at_unix_ms < ?
+         AND NOT EXISTS (
+               SELECT 1
+                 FROM held_messages h
+                 JOIN agent_sessions s ON s.id = h.session_id
+                WHERE h.message_id = m.id
+                  AND s.ended_at_unix_ms IS NULL
+                  AND s.last_seen_unix_ms >= ?)
+       ORDER BY m.seq
+       LIMIT ?),
+w AS (SELECT b.*, COALESCE(sum(octet_length(b.blocks)) OVER (ORDER BY b.seq ROWS BETWEEN UNBOUNDED PRECEDING
+                                                                           AND 1 PRECEDING), 0) < ? AS within
+        FROM b)
+SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'hex') END AS id,
+       w.seq,
+       CASE WHEN x.raw IS NULL THEN w.author_id ELSE encode(convert_to(w.author_id, x.raw), 'hex') END AS author_id,
+       CASE WHEN NOT w.within THEN NULL
+            WHEN x.raw IS NULL THEN w.blocks ELSE encode(convert_to(w.blocks, x.raw), 'hex') END AS blocks,
+       CASE WHEN x.raw IS NULL THEN w.channel_id ELSE encode(convert_to(w.channel_id, x.raw), 'hex') END AS channel_id,
+       w.mandatory_subscription, x.raw
+  FROM x, w
+ ORDER BY w.seq
 
 -- name: LoadAgentMembers
 -- 1 liveSince, 2 channel ids (text[]): the agent members of every channel of one batch, one query.

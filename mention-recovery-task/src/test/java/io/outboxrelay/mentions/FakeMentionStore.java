@@ -36,6 +36,8 @@ final class FakeMentionStore implements MentionStore {
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
     final List<Integer> readLimits = new ArrayList<>();
+    /** The bytes of blocks a read brings before it defers the rest (JdbcMentionStore's budget). */
+    long blocksBudget = Long.MAX_VALUE;
     /** The ids of each markNamed call, in call order. */
     final List<List<String>> markCalls = new ArrayList<>();
     SQLException failNextRead;
@@ -68,12 +70,21 @@ final class FakeMentionStore implements MentionStore {
             failNextRead = null;
             throw e;
         }
-        return messages.values().stream()
+        List<UnroutedMessage> read = messages.values().stream()
             .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs < cutoffUnixMs)
             .map(r -> r.message)
             .sorted((a, b) -> Long.compare(a.seq(), b.seq()))
             .limit(limit)
             .toList();
+        // as ReadUnroutedBatch: past the budget, earlier messages' blocks counted, a message comes without its own
+        List<UnroutedMessage> out = new ArrayList<>();
+        long before = 0;
+        for (UnroutedMessage m : read) {
+            out.add(before < blocksBudget ? m
+                : new UnroutedMessage(m.id(), m.seq(), m.authorId(), m.channelId(), m.channelMandatory(), null));
+            before += m.blocksJson().length();
+        }
+        return out;
     }
 
     @Override

@@ -98,6 +98,31 @@ class JdbcMentionStoreIT {
             "[{\"text\": \"b\", \"type\": \"text\"}]"));
     }
 
+    /**
+     * Past the budget of blocks' bytes, a message comes without its blocks (deferred, read again with the next batch):
+     * the earlier messages' bytes count, so the first comes whole however large, and the one that passes the budget
+     * comes whole too. Each blocks text here is 31 bytes as jsonb prints it.
+     */
+    @Test
+    void readsBlocksUpToTheBudgetAndDefersTheMessagesPastIt() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        message(owner, "m2", "ch", "u", "b", NOW);
+        message(owner, "m3", "ch", "u", "c", NOW);
+        JdbcMentionStore budgeted = new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()),
+            40);
+
+        List<UnroutedMessage> batch = budgeted.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10);
+
+        assertThat(ids(batch)).containsExactly("m1", "m2", "m3");
+        assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false, true);
+        assertThat(batch.get(1).blocksJson()).isEqualTo("[{\"text\": \"b\", \"type\": \"text\"}]");
+        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()), 10)
+            .readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
+            .as("the first whole, even above the budget").containsExactly(false, true, true);
+        assertThat(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
+            .as("the default budget: 16 MiB").containsOnly(false);
+    }
+
     @Test
     void readsOnlyMessagesStrictlyOlderThanTheCutoff() throws SQLException {
         message(owner, "old", "ch", "u", "a", NOW - 60_000);

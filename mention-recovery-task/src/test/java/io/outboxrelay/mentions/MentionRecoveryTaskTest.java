@@ -180,6 +180,33 @@ class MentionRecoveryTaskTest {
         assertThat(published).hasSize(12_000);
     }
 
+    /**
+     * The store defers the third message of a batch (the first two brought its budget of blocks): the batch plans
+     * the first two, and the third comes with the next read, which asks for as many messages as that plan. Every
+     * message is published once and marked.
+     */
+    @Test
+    void aMessageTheReadDeferredComesWithTheNextBatch() throws Exception {
+        for (int seq = 1; seq <= 3; seq++) {
+            store.addMessage("m" + seq, seq, 0, "ch", "u-1", mentioning("@ada"));
+        }
+        store.blocksBudget = 2L * mentioning("@ada").length();
+        start();
+
+        List<SourceRecord> first = pollForRecords();
+        assertThat(first).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m1", "m2");
+        first.forEach(this::commit);
+        List<SourceRecord> second = pollForRecords();
+        assertThat(second).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m3");
+        second.forEach(this::commit);
+        pollUntilIdle();
+
+        assertThat(store.readFloors).containsExactly(0L, 2L);
+        assertThat(store.readLimits).containsExactly(200, 2);
+        assertThat(List.of("m1", "m2", "m3")).allSatisfy(id -> assertThat(store.routedAt(id)).isNotNull());
+        assertThat(task.metrics().messageFaults()).as("a deferred message is no fault").isZero();
+    }
+
     private static String messageAndAgent(SourceRecord r) {
         Struct v = (Struct) r.value();
         return v.getString("message_id") + "/" + v.getString("agent_account_id");
