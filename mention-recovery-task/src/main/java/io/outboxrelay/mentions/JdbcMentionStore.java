@@ -58,8 +58,7 @@ public final class JdbcMentionStore implements MentionStore {
                     out.add(new UnroutedMessage(texts.get("id", "messages.id"), rs.getLong("seq"),
                         texts.get("author_id", "messages.author_id"),
                         texts.get("channel_id", "topics.channel_id"), rs.getBoolean("mandatory_subscription"),
-                        texts.get("blocks", "messages.blocks"),
-                        texts.unreadable));
+                        texts.get("blocks", "messages.blocks"), texts.unreadable, rs.getBoolean("deferred")));
                 }
             }
             return out;

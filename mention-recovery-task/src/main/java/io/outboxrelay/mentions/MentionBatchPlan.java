@@ -43,7 +43,7 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         int records = 0;
         int planned = 0;
         for (UnroutedMessage msg : batch) {
-            if (msg.deferred()) {
+            if (msg.deferred() && planned > 0) {
                 break; // the batch read's budget of bytes ends here: this message and the rest come with the next
             }
             List<ChannelMember> members = membersByChannel.getOrDefault(msg.channelId(), List.of());

@@ -9,8 +9,8 @@
 -- 3 liveSince: a session seen at or after this (and not ended) is live
 -- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
 -- 5 blocksBudget: the bytes of blocks a batch brings: a message whose earlier messages in the batch already
---   bring that many comes without its blocks (NULL), and the task reads it again with the next batch; the first
---   always comes whole
+--   bring that many comes deferred, without its blocks, and the task reads it again with the next batch; the
+--   first always comes whole
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
@@ -43,7 +43,7 @@ SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'h
        CASE WHEN NOT w.within THEN NULL
             WHEN x.raw IS NULL THEN w.blocks ELSE encode(convert_to(w.blocks, x.raw), 'hex') END AS blocks,
        CASE WHEN x.raw IS NULL THEN w.channel_id ELSE encode(convert_to(w.channel_id, x.raw), 'hex') END AS channel_id,
-       w.mandatory_subscription, x.raw
+       w.mandatory_subscription, NOT w.within AS deferred, x.raw
   FROM x, w
  ORDER BY w.seq
 

@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -36,6 +37,8 @@ final class FakeMentionStore implements MentionStore {
     final List<Long> readFloors = new ArrayList<>();
     final List<Long> readCutoffs = new ArrayList<>();
     final List<Integer> readLimits = new ArrayList<>();
+    /** The channels of each agentMembers call, in call order. */
+    final List<Set<String>> membersAskedFor = new ArrayList<>();
     /** The bytes of blocks a read brings before it defers the rest (JdbcMentionStore's budget). */
     long blocksBudget = Long.MAX_VALUE;
     /** The ids of each markNamed call, in call order. */
@@ -80,9 +83,9 @@ final class FakeMentionStore implements MentionStore {
         List<UnroutedMessage> out = new ArrayList<>();
         long before = 0;
         for (UnroutedMessage m : read) {
-            out.add(before < blocksBudget ? m
-                : new UnroutedMessage(m.id(), m.seq(), m.authorId(), m.channelId(), m.channelMandatory(), null));
-            before += m.blocksJson().length();
+            out.add(before < blocksBudget ? m : new UnroutedMessage(m.id(), m.seq(), m.authorId(), m.channelId(),
+                m.channelMandatory(), null, null, true));
+            before += m.blocksJson() == null ? 0 : m.blocksJson().getBytes(StandardCharsets.UTF_8).length;
         }
         return out;
     }
@@ -90,6 +93,7 @@ final class FakeMentionStore implements MentionStore {
     @Override
     public Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs) {
         calls.add("members");
+        membersAskedFor.add(Set.copyOf(channelIds));
         Map<String, List<ChannelMember>> out = new HashMap<>();
         for (String id : channelIds) {
             if (members.containsKey(id)) {

@@ -123,6 +123,20 @@ class JdbcMentionStoreIT {
             .as("the default budget: 16 MiB").containsOnly(false);
     }
 
+    /** A NULL blocks (a table that allows it) comes as NULL, not deferred: the plan makes it a fault. */
+    @Test
+    void aNullBlocksComesReadNotDeferred() throws SQLException {
+        exec(owner, "ALTER TABLE messages ALTER COLUMN blocks DROP NOT NULL");
+        exec(owner, "INSERT INTO messages (id, topic_id, author_id, blocks, at_unix_ms) VALUES ('n', 't-ch', 'u', NULL, ?)",
+            NOW);
+        message(owner, "m2", "ch", "u", "b", NOW);
+
+        List<UnroutedMessage> batch = store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10);
+
+        assertThat(batch).extracting(UnroutedMessage::blocksJson).first().isNull();
+        assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false);
+    }
+
     @Test
     void readsOnlyMessagesStrictlyOlderThanTheCutoff() throws SQLException {
         message(owner, "old", "ch", "u", "a", NOW - 60_000);

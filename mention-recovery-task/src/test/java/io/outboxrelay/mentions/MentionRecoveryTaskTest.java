@@ -207,6 +207,34 @@ class MentionRecoveryTaskTest {
         assertThat(task.metrics().messageFaults()).as("a deferred message is no fault").isZero();
     }
 
+    /** A deferred message's channel is not planned in that batch: its members are not loaded for it. */
+    @Test
+    void theMembersOfADeferredMessagesChannelAreNotLoadedForIt() throws Exception {
+        store.addAgent("far", "a-far", "far", false, false);
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "far", "u-1", mentioning("@far"));
+        store.blocksBudget = 1;
+        start();
+
+        assertThat(pollForRecords()).hasSize(1);
+        assertThat(store.membersAskedFor).first().isEqualTo(Set.of("ch"));
+    }
+
+    /**
+     * A messages table that allows NULL blocks (the shipped one does not): such a message is a fault, logged, and the
+     * pass goes on past it. Taken for a deferred one, it would stop every batch at itself and the pass never end.
+     */
+    @Test
+    void aMessageWithNullBlocksIsAFaultAndThePassGoesOn() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", null);
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
+        start();
+
+        assertThat(pollForRecords()).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m2");
+        assertThat(task.metrics().messageFaults()).isEqualTo(1);
+        assertThat(store.readFloors).containsExactly(0L);
+    }
+
     private static String messageAndAgent(SourceRecord r) {
         Struct v = (Struct) r.value();
         return v.getString("message_id") + "/" + v.getString("agent_account_id");
