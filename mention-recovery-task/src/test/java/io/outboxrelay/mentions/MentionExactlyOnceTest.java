@@ -11,6 +11,8 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTaskContext;
@@ -29,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * filtered whole.
  */
 class MentionExactlyOnceTest {
+    private static final RecordMetadata ACK = new RecordMetadata(new TopicPartition("mentions.recovered", 0), 0, 0, 0, 0, 0);
     private final MutableClock clock = new MutableClock(Instant.parse("2026-05-01T12:00:00Z"));
     private final FakeMentionStore store = new FakeMentionStore();
     private final Map<Map<String, Object>, Map<String, Object>> committed = new HashMap<>();
@@ -147,6 +150,33 @@ class MentionExactlyOnceTest {
         List<SourceRecord> next = pollForRecords();
         assertThat(next).hasSize(1);
         assertThat(store.routedAt("m1")).as("undelivered, as a null acknowledgement says").isNull();
+    }
+
+    /**
+     * A batch cut short (the read deferred m3, past its budget of blocks) under connector transaction boundaries:
+     * each list is one transaction, committed on its last record, and each record's offset names only the messages
+     * of its own list, so a commit of the first never marks m3, which is published once, with the second.
+     */
+    @Test
+    void aBatchCutShortIsItsOwnTransactionAndItsOffsetsNameOnlyItsMessages() throws Exception {
+        for (int seq = 1; seq <= 3; seq++) {
+            store.addMessage("m" + seq, seq, 0, "ch", "u-1", mentioning("@ada"));
+        }
+        store.blocksBudget = 2L * mentioning("@ada").length();
+        start(true);
+
+        List<SourceRecord> first = pollForRecords();
+        assertThat(first).hasSize(2);
+        assertThat(commitsOn).containsExactly(first.get(1));
+        assertThat(named(first.get(1))).containsExactly(new MentionOffsets.Named(1, "m1"), new MentionOffsets.Named(2, "m2"));
+        first.forEach(r -> task.commitRecord(r, ACK));
+
+        List<SourceRecord> second = pollForRecords();
+        assertThat(second).hasSize(1);
+        assertThat(commitsOn).containsExactly(first.get(1), second.get(0));
+        assertThat(named(second.get(0))).containsExactly(new MentionOffsets.Named(3, "m3"));
+        assertThat(store.routedAt("m1")).isNotNull();
+        assertThat(store.routedAt("m3")).as("not before its own record is acknowledged").isNull();
     }
 
     /** Connect trims a setting's value before it reads it, so " ALL " is errors.tolerance=all for this task too. */
