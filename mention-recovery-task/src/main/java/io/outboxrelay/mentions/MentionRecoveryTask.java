@@ -34,6 +34,8 @@ import org.slf4j.LoggerFactory;
 public class MentionRecoveryTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
     static final Duration MAX_POLL_WAIT = Duration.ofMillis(500);
+    /** How many faulty messages the task remembers having reported at ERROR. */
+    static final int REPORTED_FAULTS = 10_000;
     /**
      * The most records one batch makes, short of one message's own: a batch of {@code mentions.batch.size} messages
      * that each ping {@code @all} in a channel of thousands of agents would otherwise hold millions of records in the
@@ -78,6 +80,7 @@ public class MentionRecoveryTask extends SourceTask {
     private volatile boolean stopping;
     private volatile boolean toleranceAll;
     private final AtomicBoolean warnedUndelivered = new AtomicBoolean();
+    private final ReportedFaults reportedFaults = new ReportedFaults(REPORTED_FAULTS);
     private MentionAckTracker acks;
     private Backoff backoff;
     private MentionPass pass;
@@ -313,8 +316,14 @@ public class MentionRecoveryTask extends SourceTask {
         pass.batchRead(planned, batch.size());
         metrics.scanned(planned.size());
         for (MentionBatchPlan.Fault f : plan.faults()) {
-            log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is retried next pass",
-                f.message().id(), f.message().seq(), f.reason());
+            if (reportedFaults.first(f.message().named())) {
+                log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is read again every pass until"
+                    + " the row is fixed (logged again at DEBUG, counted in message-faults-total)", f.message().id(),
+                    f.message().seq(), f.reason());
+            } else {
+                log.debug("Mention recovery left message {} (seq {}) unrouted again: {}", f.message().id(),
+                    f.message().seq(), f.reason());
+            }
         }
         pass.faults(plan.faults().size());
         metrics.faults(plan.faults().size());
