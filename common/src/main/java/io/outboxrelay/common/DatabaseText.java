@@ -72,6 +72,18 @@ public final class DatabaseText {
      * error) and the server must be able to convert it into the database's encoding.
      */
     public static String lenient(byte[] bytes, String encoding) {
+        return lenient(bytes, encoding, "?");
+    }
+
+    /**
+     * A stand-in for a text that could not be read, that no text read strictly from a single-byte database equals: a
+     * byte without a character becomes U+FFFD, which no such encoding has (SQL_ASCII, read as UTF-8, could hold it).
+     */
+    public static String standIn(byte[] bytes, String encoding) {
+        return lenient(bytes, encoding, "\uFFFD");
+    }
+
+    private static String lenient(byte[] bytes, String encoding, String replacement) {
         if (bytes == null) {
             return null;
         }
@@ -81,7 +93,8 @@ public final class DatabaseText {
             return new String(text, charset);
         }
         try {
-            return decoder(charset, CodingErrorAction.REPLACE).replaceWith("?").decode(ByteBuffer.wrap(text)).toString();
+            return decoder(charset, CodingErrorAction.REPLACE).replaceWith(replacement).decode(ByteBuffer.wrap(text))
+                .toString();
         } catch (CharacterCodingException e) {
             throw new IllegalStateException("a replacing decoder threw", e); // REPLACE never reports
         }

@@ -9,6 +9,7 @@ import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.SqlStates;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
 import java.nio.charset.StandardCharsets;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -164,7 +165,7 @@ final class OutboxLiveValidator {
                 String privilege = rs.getString(2);
                 role = rs.getString(5);
                 if (!rs.getBoolean(3)) {
-                    java.sql.Array schemas = rs.getArray(6);
+                    Array schemas = rs.getArray(6);
                     List<String> list = missing;
                     if (schemas != null) {
                         unusableSchemas.addAll(List.of((String[]) schemas.getArray()));
@@ -186,7 +187,8 @@ final class OutboxLiveValidator {
             error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", hidden)
                 + ", which role " + role + "'s search path does not find: schema(s) " + schemas + " of the search"
                 + " path hold tables of those names, but the role may not use them, and a search path skips such"
-                + " schemas: GRANT USAGE ON SCHEMA " + schemas + " TO outbox_relay, or set mentions.enabled=false");
+                + " schemas: GRANT USAGE ON SCHEMA " + schemas + " TO outbox_relay (with " + role + " a member of"
+                + " outbox_relay), or to " + role + " itself, or set mentions.enabled=false");
         }
         if (!missing.isEmpty()) {
             error(result, key, "mentions.enabled=true needs the chat tables " + String.join(", ", missing)

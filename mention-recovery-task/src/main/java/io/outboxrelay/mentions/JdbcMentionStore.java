@@ -24,8 +24,8 @@ public final class JdbcMentionStore implements MentionStore {
     private static final NamedSql SQL = NamedSql.load(JdbcMentionStore.class, "mentions.sql");
 
     /**
-     * The bytes of blocks one batch read brings at most, short of its first message's: 200 messages of a few megabytes
-     * each (a pasted log) would otherwise be held in the worker's heap at once, twice over as Java strings.
+     * The bytes of blocks one batch read brings at most, its first message whole however large: 200 messages of a few
+     * megabytes each (a pasted log) would otherwise be held in the worker's heap at once, twice over as Java strings.
      */
     static final long BLOCKS_BYTES_PER_BATCH = 16L << 20;
 
@@ -131,7 +131,8 @@ public final class JdbcMentionStore implements MentionStore {
 
     /**
      * The texts of one result row as its statement sent them ({@code x.raw}), each read strictly: the first that
-     * has no Unicode text is named in {@link #unreadable}, and it and any other such text are read as stand-ins.
+     * has no Unicode text is named in {@link #unreadable}, and it and any other such text are read as stand-ins
+     * ({@link DatabaseText#standIn}).
      */
     private static final class Texts {
         private final ResultSet rs;
@@ -155,7 +156,7 @@ public final class JdbcMentionStore implements MentionStore {
                 if (unreadable == null) {
                     unreadable = DatabaseText.unreadable(field, raw);
                 }
-                return DatabaseText.lenient(bytes, raw);
+                return DatabaseText.standIn(bytes, raw); // equal to no text read: it cannot stand for another account
             }
         }
     }

@@ -52,10 +52,11 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
             if (fault == null) {
                 try {
                     List<String> handles = MentionGrammar.handles(msg.blocksJson());
-                    fault = unreadable(members, handles, msg.channelId());
-                    if (fault == null && !handles.isEmpty()) {
-                        mentions = MentionPolicy.route(handles, members, msg.channelMandatory(), msg.channelId(),
-                            msg.authorId());
+                    mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
+                        msg.channelMandatory(), msg.channelId(), msg.authorId());
+                    fault = unreadable(mentions, msg.channelId());
+                    if (fault != null) {
+                        mentions = List.of();
                     }
                 } catch (MalformedBlocksException e) {
                     fault = e.getMessage();
@@ -86,17 +87,15 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     }
 
     /**
-     * Why the message cannot be routed: a member it may mention has a text that could not be read (a stand-in id
-     * would owe a mention to an account that does not exist), or null. A mention reaches such a member through a
-     * reserved ping, or through its handle when that was read; a handle that could not be read has a character no
-     * handle of the grammar has, so no mention matches it.
+     * Why the message cannot be routed: the policy routes it to a member with a text that could not be read (a
+     * stand-in id would owe a mention to an account that does not exist), or null. A handle that could not be read has
+     * a character no handle of the grammar has, so only a reserved ping routes to its member.
      */
-    private static String unreadable(List<ChannelMember> members, List<String> handles, String channelId) {
-        for (ChannelMember m : members) {
-            if (m.unreadable() != null && handles.stream()
-                .anyMatch(h -> MentionGrammar.isReservedPing(h) || h.equalsIgnoreCase(m.handle()))) {
-                return "agent member " + m.accountId() + " of channel " + channelId + ", whom it may mention, cannot"
-                    + " be read: " + m.unreadable();
+    private static String unreadable(List<RoutedMention> mentions, String channelId) {
+        for (RoutedMention m : mentions) {
+            if (m.member().unreadable() != null) {
+                return "agent member " + m.member().accountId() + " of channel " + channelId + ", whom it mentions,"
+                    + " cannot be read: " + m.member().unreadable();
             }
         }
         return null;

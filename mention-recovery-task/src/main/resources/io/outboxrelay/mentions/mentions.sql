@@ -8,9 +8,9 @@
 --   messages strictly older than the minimum age
 -- 3 liveSince: a session seen at or after this (and not ended) is live
 -- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
--- 5 blocksBudget: the bytes of blocks a batch brings: a message whose earlier messages in the batch already
---   bring that many comes deferred, without its blocks, and the task reads it again with the next batch; the
---   first always comes whole
+-- 5 blocksBudget: the bytes of blocks a batch brings at most: a message that would take the batch's past it
+--   comes deferred, without its blocks, and the task reads it again with the next batch; the first message
+--   always comes whole, however large
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
@@ -34,8 +34,8 @@ b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c
                   AND s.last_seen_unix_ms >= ?)
        ORDER BY m.seq
        LIMIT ?),
-w AS (SELECT b.*, COALESCE(sum(octet_length(b.blocks)) OVER (ORDER BY b.seq ROWS BETWEEN UNBOUNDED PRECEDING
-                                                                           AND 1 PRECEDING), 0) < ? AS within
+w AS (SELECT b.*, COALESCE(sum(octet_length(b.blocks)) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ?
+                  OR b.seq = min(b.seq) OVER () AS within
         FROM b)
 SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'hex') END AS id,
        w.seq,

@@ -79,13 +79,13 @@ final class FakeMentionStore implements MentionStore {
             .sorted((a, b) -> Long.compare(a.seq(), b.seq()))
             .limit(limit)
             .toList();
-        // as ReadUnroutedBatch: past the budget, earlier messages' blocks counted, a message comes without its own
+        // as ReadUnroutedBatch: a message that would take the batch's blocks past the budget comes without its own
         List<UnroutedMessage> out = new ArrayList<>();
-        long before = 0;
+        long bytes = 0;
         for (UnroutedMessage m : read) {
-            out.add(before < blocksBudget ? m : new UnroutedMessage(m.id(), m.seq(), m.authorId(), m.channelId(),
-                m.channelMandatory(), null, null, true));
-            before += m.blocksJson() == null ? 0 : m.blocksJson().getBytes(StandardCharsets.UTF_8).length;
+            bytes += m.blocksJson() == null ? 0 : m.blocksJson().getBytes(StandardCharsets.UTF_8).length;
+            out.add(bytes <= blocksBudget || out.isEmpty() ? m : new UnroutedMessage(m.id(), m.seq(), m.authorId(),
+                m.channelId(), m.channelMandatory(), null, null, true));
         }
         return out;
     }

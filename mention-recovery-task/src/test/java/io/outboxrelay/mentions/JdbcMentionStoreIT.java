@@ -99,24 +99,27 @@ class JdbcMentionStoreIT {
     }
 
     /**
-     * Past the budget of blocks' bytes, a message comes without its blocks (deferred, read again with the next batch):
-     * the earlier messages' bytes count, so the first comes whole however large, and the one that passes the budget
-     * comes whole too. Each blocks text here is 31 bytes as jsonb prints it.
+     * A message that would take the batch's blocks past the budget comes without them (deferred, read again with the
+     * next batch); the first comes whole however large. Each blocks text here is 31 bytes as jsonb prints it.
      */
     @Test
     void readsBlocksUpToTheBudgetAndDefersTheMessagesPastIt() throws SQLException {
         message(owner, "m1", "ch", "u", "a", NOW);
         message(owner, "m2", "ch", "u", "b", NOW);
         message(owner, "m3", "ch", "u", "c", NOW);
-        JdbcMentionStore budgeted = new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()),
-            40);
+        String url = owner.getMetaData().getURL();
 
-        List<UnroutedMessage> batch = budgeted.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10);
+        List<UnroutedMessage> batch = new JdbcMentionStore(PostgresFixture.relayDataSource(url), 62)
+            .readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10);
 
         assertThat(ids(batch)).containsExactly("m1", "m2", "m3");
-        assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false, true);
+        assertThat(batch).extracting(UnroutedMessage::deferred).as("62 bytes: two").containsExactly(false, false, true);
         assertThat(batch.get(1).blocksJson()).isEqualTo("[{\"text\": \"b\", \"type\": \"text\"}]");
-        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()), 10)
+        assertThat(batch.get(2).blocksJson()).isNull();
+        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(url), 61)
+            .readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
+            .as("61 bytes: one").containsExactly(false, true, true);
+        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(url), 10)
             .readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
             .as("the first whole, even above the budget").containsExactly(false, true, true);
         assertThat(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
