@@ -3,13 +3,11 @@ package io.outboxrelay.mentions;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
-import org.apache.kafka.connect.errors.ConnectException;
 
 /**
  * Turns a database error of the mention-recovery task into one line that says what failed, why,
  * and (for errors a retry cannot fix) what the operator should change. Retriable or not is decided
- * by the shared {@link PostgresErrorClassifier}. A failed pass is logged and retried either way; a
- * mark that a retry cannot fix fails the task with {@link #markFailed}.
+ * by the shared {@link PostgresErrorClassifier}. A failed pass or mark is logged and retried either way.
  */
 final class MentionErrors {
     /** For SQLState class 42: the tables, columns or grants do not match schemas/sql/mentions.sql. */
@@ -19,7 +17,7 @@ final class MentionErrors {
     /** For SQLState 42501 on the mark: the one column privilege the UPDATE needs. */
     static final String MARK_GRANT_HINT = ". The role may not set the marker: run GRANT UPDATE (mentions_routed_at) "
         + "ON messages TO outbox_relay (as schemas/sql/mentions.sql does), make connection.user a member of "
-        + "outbox_relay and restart the task, or set mentions.enabled=false";
+        + "outbox_relay (the task retries the mark and carries on once it succeeds), or set mentions.enabled=false";
 
     private MentionErrors() {
     }
@@ -43,14 +41,11 @@ final class MentionErrors {
     }
 
     /**
-     * The task failure for a mark a retry cannot fix: the messages were delivered, so while the mark
-     * fails every pass would publish their mentions again. Names the grant when the privilege is missing.
+     * A failed mark: the messages were delivered, so no batch is read until it succeeds (every pass would publish
+     * their mentions again). Names the grant when the privilege is missing.
      */
-    static ConnectException markFailed(String what, SQLException e) {
-        String text = SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)
-            ? base(what, e) + MARK_GRANT_HINT
-            : describe(what, e);
-        return new ConnectException(text + ". The task stops rather than publish their mentions again every pass", e);
+    static String markFailure(String what, SQLException e) {
+        return SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE) ? base(what, e) + MARK_GRANT_HINT : describe(what, e);
     }
 
     private static String base(String what, SQLException e) {

@@ -18,15 +18,19 @@ import java.util.regex.Pattern;
  * mentions uses this parser, so the recovery scan and any other caller can never disagree.
  *
  * <p>Only blocks of type {@code text} are read (never {@code code} or anything else). A handle is an
- * {@code @} at the start of the text or after a non-word character (anything but a letter, digit or
+ * {@code @} at the start of the text or after a non-word character (anything but an ASCII letter, digit or
  * {@code _}, so {@code bob@example.com} is no mention), followed by {@code [A-Za-z0-9][A-Za-z0-9_.-]*};
  * trailing dots are dropped ({@code "thanks @ada."}). Handles are lower-cased, de-duplicated and
  * returned in first-seen order. {@code @all}, {@code @channel} and {@code @agents} are reserved
  * pings: they come back as handles like any other and {@link #isReservedPing} tells them apart.
+ *
+ * <p>A word character is ASCII, as {@code \w} is in the chat server's own (Go) grammar: {@code 请@ada} mentions
+ * {@code ada}, as it does on the live path, where text in scripts without spaces puts the {@code @} right after a
+ * letter. Counting every Unicode letter as a word character lost those mentions.
  */
 public final class MentionGrammar {
     private static final Pattern MENTION =
-        Pattern.compile("(?<![\\p{L}\\p{N}_])@([A-Za-z0-9][A-Za-z0-9_.\\-]*)");
+        Pattern.compile("(?<![A-Za-z0-9_])@([A-Za-z0-9][A-Za-z0-9_.\\-]*)");
     private static final Set<String> RESERVED = Set.of("all", "channel", "agents");
     private static final String NOT_JSON = "blocks is not valid JSON: ";
 

@@ -20,6 +20,7 @@ public final class MentionRecoveryMetrics {
     private final Sensor messageFaults;
     private final Sensor passesCompleted;
     private final Sensor passesFailed;
+    private final Sensor marksFailed;
     private final Map<Arm, Sensor> recovered = new EnumMap<>(Arm.class);
     /** Read by the tests only, not published. */
     private final AtomicLong messagesUndelivered = new AtomicLong();
@@ -38,6 +39,8 @@ public final class MentionRecoveryMetrics {
         }
         passesCompleted = stats.count("passes-completed", "Recovery passes that completed");
         passesFailed = stats.count("passes-failed", "Recovery passes ended by an error (retried with backoff)");
+        marksFailed = stats.count("marks-failed", "Marks of delivered messages that failed (retried with backoff; no"
+            + " batch is read until one succeeds)");
         stats.gauge("last-pass-duration-ms", "Duration of the last completed pass; -1 before the first",
             lastPassDurationMs::get);
     }
@@ -85,6 +88,11 @@ public final class MentionRecoveryMetrics {
         return total("passes-failed-total");
     }
 
+    /** Marks of delivered messages that failed, each retried after the marks' backoff. */
+    public long marksFailed() {
+        return total("marks-failed-total");
+    }
+
     /** Wall time of the last completed pass, or -1 before the first one. */
     public long lastPassDurationMs() {
         return lastPassDurationMs.get();
@@ -117,6 +125,10 @@ public final class MentionRecoveryMetrics {
 
     void passFailed() {
         passesFailed.record();
+    }
+
+    void markFailed() {
+        marksFailed.record();
     }
 
     /** The gauges published over JMX (kind=mentions). */

@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * periodically; one batch is in flight at a time. A database error in a pass ends the pass, which is
  * retried with backoff. A failed mark is retried with backoff too, and no batch is read until the
  * delivered messages are marked (or the next pass would publish them again); a mark a retry cannot fix
- * (a missing grant) fails this task with a message naming the fix. The relay tasks beside it keep
- * running either way.
+ * (a missing grant) is logged at ERROR naming the fix, and retried the same way, so the task carries on
+ * by itself once the fix is in. Neither fails the task.
  */
 public class MentionRecoveryTask extends SourceTask {
     private static final Logger log = LoggerFactory.getLogger(MentionRecoveryTask.class);
@@ -204,8 +204,6 @@ public class MentionRecoveryTask extends SourceTask {
      * batch has settled) or starts a due one, and returns that batch's records. Returns null, after
      * waiting at most {@link #MAX_POLL_WAIT}, while records are in flight, while delivered messages wait
      * for a mark to be retried, or when nothing is due.
-     *
-     * @throws ConnectException when a mark failed in a way a retry cannot fix (e.g. the missing grant)
      */
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
@@ -362,10 +360,8 @@ public class MentionRecoveryTask extends SourceTask {
     }
 
     /**
-     * Marks the messages the committed offset named, before any pass; false while that is not done (a retriable
-     * failure backs off with the marks' backoff).
-     *
-     * @throws ConnectException when the failure is one a retry cannot fix
+     * Marks the messages the committed offset named, before any pass; false while that is not done (a failure
+     * backs off with the marks' backoff).
      */
     private boolean markNamedAtStart() {
         long timer = timers.millis();
@@ -382,24 +378,17 @@ public class MentionRecoveryTask extends SourceTask {
             markRetryAtMs = 0;
             return true;
         } catch (SQLException e) {
-            String what = "marking the " + namedAtStart.size() + " message(s) the committed offset names";
-            if (!MentionErrors.retriable(e)) {
-                throw MentionErrors.markFailed(what, e);
-            }
-            long delay = markBackoff.nextDelayMs();
-            markRetryAtMs = timer + delay;
-            log.warn("{}; no pass runs until they are marked; retrying in {} ms", MentionErrors.describe(what, e), delay);
+            markFailed("marking the " + namedAtStart.size() + " message(s) the committed offset names", e,
+                "no pass runs until they are marked", timer);
             return false;
         }
     }
 
     /**
      * Marks the pending messages routed, unless a failed mark's backoff has not passed yet. Every one
-     * of them had all its records acknowledged, so a retriable failure keeps them (each once) for the
-     * next attempt instead of letting the next pass publish them again; it logs once per backoff step.
-     * While stopping, a failure is left for the next start's pass.
-     *
-     * @throws ConnectException when the failure is one a retry cannot fix
+     * of them had all its records acknowledged, so a failure keeps them (each once) for the next attempt
+     * instead of letting the next pass publish them again; it logs once per backoff step. While stopping,
+     * a failure is left for the next start's pass.
      */
     private void markPending() {
         long timer = timers.millis();
@@ -416,17 +405,28 @@ public class MentionRecoveryTask extends SourceTask {
                 pass.marked(n);
             }
         } catch (SQLException e) {
-            if (stopping) {
-                return;
+            if (!stopping) {
+                markFailed("marking " + unmarked.size() + " delivered message(s) routed", e,
+                    "no batch is read until they are marked", timer);
             }
-            String what = "marking " + unmarked.size() + " delivered message(s) routed";
-            if (!MentionErrors.retriable(e)) {
-                throw MentionErrors.markFailed(what, e);
-            }
-            long delay = markBackoff.nextDelayMs();
-            markRetryAtMs = timer + delay;
-            log.warn("{}; no batch is read until they are marked; retrying in {} ms (failure {} in a row)",
-                MentionErrors.describe(what, e), delay, markBackoff.failures());
+        }
+    }
+
+    /**
+     * A failed mark, retriable or not, is tried again after the marks' backoff (2 s doubling to 1 min): a
+     * missing grant or a read-only server is fixed outside the task, which then carries on by itself. One
+     * that a retry cannot fix is an ERROR naming the fix, once per attempt.
+     */
+    private void markFailed(String what, SQLException e, String meanwhile, long timer) {
+        long delay = markBackoff.nextDelayMs();
+        markRetryAtMs = timer + delay;
+        metrics.markFailed();
+        String text = MentionErrors.markFailure(what, e) + "; " + meanwhile + "; retrying in " + delay
+            + " ms (failure " + markBackoff.failures() + " in a row)";
+        if (MentionErrors.retriable(e)) {
+            log.warn("{}", text);
+        } else {
+            log.error("{}", text);
         }
     }
 

@@ -40,8 +40,10 @@ class MentionGrammarTest {
     }
 
     @Test
-    void doesNotTakeAnAtSignAfterANonAsciiLetterForAMention() {
-        assertThat(MentionGrammar.handles(text("josé@example.com"))).isEmpty();
+    void takesAnAtSignRightAfterALetterOfAScriptWithoutSpacesForAMention() {
+        // a word character is ASCII, as in the chat server's grammar: a Unicode class lost these mentions
+        assertThat(MentionGrammar.handles(text("请@ada 看看, ありがとう@Bob、x²@cy"))).containsExactly("ada", "bob", "cy");
+        assertThat(MentionGrammar.handles(text("ada_@x x9@y"))).as("after an ASCII word character: none").isEmpty();
     }
 
     @Test

@@ -13,7 +13,8 @@ class MentionRecoveryMetricsTest {
     void publishesTheNamesTheMonitoringKitReads() {
         assertThat(metrics.gauges()).containsOnlyKeys("messages-scanned-total", "messages-marked-total",
             "message-faults-total", "mentions-recovered-steer-total", "mentions-recovered-owed-total",
-            "mentions-recovered-wake-total", "passes-completed-total", "passes-failed-total", "last-pass-duration-ms");
+            "mentions-recovered-wake-total", "passes-completed-total", "passes-failed-total", "marks-failed-total",
+            "last-pass-duration-ms");
     }
 
     @Test
@@ -26,6 +27,8 @@ class MentionRecoveryMetricsTest {
         metrics.passCompleted(40);
         metrics.passCompleted(25);
         metrics.passFailed();
+        metrics.markFailed();
+        metrics.markFailed();
         Map<String, Metric> m = metrics.gauges();
 
         assertThat(read(m, "messages-scanned-total")).isEqualTo(5).isEqualTo(metrics.messagesScanned());
@@ -36,6 +39,7 @@ class MentionRecoveryMetricsTest {
         assertThat(metrics.recoveredTotal()).isEqualTo(3);
         assertThat(read(m, "passes-completed-total")).isEqualTo(2);
         assertThat(read(m, "passes-failed-total")).isEqualTo(1);
+        assertThat(read(m, "marks-failed-total")).isEqualTo(2).isEqualTo(metrics.marksFailed());
         assertThat(read(m, "last-pass-duration-ms")).isEqualTo(25);
     }
 

@@ -1,7 +1,6 @@
 package io.outboxrelay.mentions;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.common.Backoff;
 import io.outboxrelay.common.MonotonicClock;
@@ -19,8 +18,6 @@ import java.util.Set;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Struct;
-import org.apache.kafka.connect.errors.ConnectException;
-import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -350,17 +347,37 @@ class MentionRecoveryTaskTest {
     }
 
     @Test
-    void aMarkTheRoleHasNoPrivilegeForFailsTheTaskNamingTheGrant() throws Exception {
+    void aMarkTheRoleHasNoPrivilegeForIsRetriedLikeAnyOtherAndNoPassStartsMeanwhile() throws Exception {
         SourceRecord record = startWithOneMentionInFlight();
         store.failMarks = new SQLException("permission denied for table messages", "42501");
         commit(record);
 
-        assertThatThrownBy(task::poll)
-            .isInstanceOf(ConnectException.class)
-            .isNotInstanceOf(RetriableException.class)
-            .hasMessageContaining("permission denied for table messages (SQLState 42501)")
-            .hasMessageContaining("GRANT UPDATE (mentions_routed_at) ON messages TO outbox_relay");
+        pollUntilIdle();
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        clock.advance(Duration.ofMillis(Backoff.DEFAULT_INITIAL_MS));
+        pollUntilIdle();
+
+        assertThat(task.metrics().marksFailed()).as("tried again after the backoff, not given up").isEqualTo(2);
         assertThat(store.routedAt("m1")).isNull();
+        assertThat(store.calls.stream().filter("read"::equals)).as("no pass reads while the mark fails").hasSize(1);
+
+        store.failMarks = null; // the operator ran the GRANT
+        clock.advance(Duration.ofMillis(2 * Backoff.DEFAULT_INITIAL_MS));
+        pollUntilIdle(); // the pass finds nothing: m1 is not published again
+
+        assertThat(store.routedAt("m1")).isEqualTo(clock.millis());
+        assertThat(store.calls.stream().filter("read"::equals)).as("the asked-for pass runs once it is marked")
+            .hasSize(2);
+        assertThat(store.calls.stream().filter("owed:1"::equals)).as("m1's owed row written once").hasSize(1);
+    }
+
+    @Test
+    void theMarkFailureNamesTheGrantTheRoleLacks() {
+        String text = MentionErrors.markFailure("marking 1 delivered message(s) routed",
+            new SQLException("permission denied for table messages", "42501"));
+
+        assertThat(text).contains("permission denied for table messages (SQLState 42501)")
+            .contains("GRANT UPDATE (mentions_routed_at) ON messages TO outbox_relay");
     }
 
     @Test
