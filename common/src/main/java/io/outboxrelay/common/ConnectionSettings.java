@@ -18,9 +18,10 @@ public record ConnectionSettings(
     String applicationName) {
 
     /**
-     * Driver properties for a session: credentials, socket timeout, application name, and the server
-     * settings (statement and idle-in-transaction timeouts, synchronous_commit) passed as startup
-     * options so they hold from the first statement on, pooled or not.
+     * Driver properties for a session: credentials, socket timeout, application name. The server settings
+     * (statement and idle-in-transaction timeouts, synchronous_commit) are not among them: PgBouncer refuses a
+     * login that carries them as startup {@code options}, so {@link PostgresDataSources#open} sets them with a
+     * statement before the session is used.
      */
     public Properties driverProperties() {
         Properties props = new Properties();
@@ -40,10 +41,6 @@ public record ConnectionSettings(
         props.setProperty("connectTimeout", "10");
         props.setProperty("socketTimeout", Long.toString(Math.max(0, socketTimeoutMs / 1000)));
         props.setProperty("tcpKeepAlive", "true");
-        props.setProperty("options",
-            "-c statement_timeout=" + statementTimeoutMs
-                + " -c idle_in_transaction_session_timeout=" + idleInTransactionTimeoutMs
-                + " -c synchronous_commit=" + synchronousCommit);
         return props;
     }
 

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import javax.sql.DataSource;
@@ -14,6 +15,9 @@ import org.postgresql.Driver;
  * which must stay on one session and so never goes through the pool.
  */
 public final class PostgresDataSources {
+    private static final NamedSql.Bindable SESSION_SETTINGS =
+        NamedSql.load(PostgresDataSources.class, "session.sql").bindable("SessionSettings", "");
+
     private PostgresDataSources() {
     }
 
@@ -113,11 +117,28 @@ public final class PostgresDataSources {
         }
     }
 
+    /**
+     * A session with the settings: logged in, then given its server settings by one statement (session.sql),
+     * so that they hold from its first use on, directly or through a pooler that refuses startup options.
+     */
     public static Connection open(ConnectionSettings settings) throws SQLException {
         Connection c = new Driver().connect(settings.url(), settings.driverProperties());
         if (c == null) {
             throw new SQLException("not a PostgreSQL JDBC URL: " + DriverPropertyGuard.redact(settings.url()),
                 SqlStates.UNABLE_TO_CONNECT);
+        }
+        try (PreparedStatement ps = c.prepareStatement(SESSION_SETTINGS.sql())) {
+            SESSION_SETTINGS.set(ps, "statement_timeout", Long.toString(settings.statementTimeoutMs()));
+            SESSION_SETTINGS.set(ps, "idle_in_transaction_timeout", Long.toString(settings.idleInTransactionTimeoutMs()));
+            SESSION_SETTINGS.set(ps, "synchronous_commit", settings.synchronousCommit());
+            ps.execute();
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.close();
+            } catch (SQLException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
         }
         return c;
     }

@@ -11,6 +11,7 @@ import io.outboxrelay.testsupport.CuttingProxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,6 +52,27 @@ class PostgresPoolRecoveryIT {
                 assertThat(PostgresFixture.queryLong(c, "SELECT 1")).isEqualTo(1);
             }
             assertThat(proxy.cuts()).as("the first session was cut while the pool set it up").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void everySessionHasTheConnectorsServerSettingsBeforeItsFirstUse() throws Exception {
+        String url = "jdbc:postgresql://localhost:" + pg.port() + "/" + database + "?sslmode=disable";
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 12_345, 60_000, 23_456,
+            "off", "session-settings-it");
+        assertThat(settings.driverProperties()).as("no startup options, which PgBouncer refuses").doesNotContainKey(
+            "options");
+        try (HikariDataSource pool = PostgresDataSources.pool(settings, 1, "session-settings-it");
+             Connection pooled = pool.getConnection();
+             Connection plain = PostgresDataSources.open(settings)) {
+            for (Connection c : new Connection[] {pooled, plain}) {
+                try (var st = c.createStatement(); var rs = st.executeQuery("SELECT current_setting('statement_timeout'),"
+                    + " current_setting('idle_in_transaction_session_timeout'), current_setting('synchronous_commit')")) {
+                    rs.next();
+                    assertThat(List.of(rs.getString(1), rs.getString(2), rs.getString(3)))
+                        .containsExactly("12345ms", "23456ms", "off");
+                }
+            }
         }
     }
 

@@ -1,0 +1,92 @@
+package io.outboxrelay.connector.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.outboxrelay.testsupport.PgBouncer;
+import io.outboxrelay.testsupport.TestDatabase;
+import io.outboxrelay.testsupport.TestPostgres;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The relay behind a real PgBouncer in transaction mode, as config-examples/outbox-relay-pgbouncer.json sets it
+ * up: {@code prepareThreshold=0}, {@code outbox.listen.enabled=false}. Until 2026-12-05 every session sent its
+ * server settings as the startup packet's {@code options}, which PgBouncer refuses at login, so the example never
+ * connected. Runs where a {@code pgbouncer} binary is installed (Debian: {@code apt-get install pgbouncer}); the
+ * project's own set-up needs only a JDK, so elsewhere it is skipped.
+ */
+class PgBouncerIT {
+    private static final String TOPIC = "pgbouncer-events";
+    private TestDatabase db;
+    private PgBouncer bouncer;
+    private String connector;
+
+    @BeforeEach
+    void start() throws Exception {
+        assumeTrue(PgBouncer.installed(), "no pgbouncer binary on this machine");
+        db = TestPostgres.get().createDatabase("pgbouncer");
+        bouncer = PgBouncer.inFrontOf(db);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (connector != null) {
+            TestConnect.cluster().deleteConnector(connector);
+        }
+        if (bouncer != null) {
+            bouncer.close();
+        }
+    }
+
+    @Test
+    void pgBouncerRefusesALoginThatCarriesServerSettingsAsStartupOptions() {
+        // the negative control: how every session of the relay logged in before
+        Properties p = new Properties();
+        p.setProperty("user", db.user());
+        if (db.password() != null) {
+            p.setProperty("password", db.password());
+        }
+        p.setProperty("options", "-c statement_timeout=30000");
+        assertThatThrownBy(() -> DriverManager.getConnection(bouncer.jdbcUrl(db), p).close())
+            .isInstanceOf(SQLException.class).hasMessageContaining("unsupported startup parameter");
+    }
+
+    @Test
+    void everyEventArrivesThroughPgBouncerInTransactionModeOnTwoTasks() throws Exception {
+        connector = "pgbouncer";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "poll", 2);
+        cfg.put("connection.url", bouncer.jdbcUrl(db));
+        cfg.put("subscription.poll.topic", TOPIC);
+        cfg.put("outbox.listen.enabled", "false");
+        cfg.put("outbox.poll.interval.ms", "50");
+        TestConnect.cluster().configureConnector(connector, cfg);
+        TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "not running");
+
+        for (int i = 1; i <= 3; i++) {
+            db.insertEvents(200, 20, "order.created");
+            int expected = 200 * i;
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.queryLong(
+                "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == expected);
+        }
+        List<TestConnect.Received> received = TestConnect.consume(600, Duration.ofSeconds(30), TOPIC);
+        Set<Long> seqs = received.stream().map(TestConnect.Received::seq).collect(Collectors.toSet());
+        assertThat(seqs).as("every event, each seq").hasSize(600);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isZero();
+        try (Connection direct = db.connect()) {
+            assertThat(direct.isValid(1)).isTrue();
+        }
+    }
+}
