@@ -88,6 +88,8 @@ final class ClaimPacer {
 
     private Flag flag;
     private final boolean listening;
+    /** While quiet, claim every {@code pollIntervalMs}: LISTEN is off, or the table's flag is one the role may not use. */
+    private boolean polling;
     private final ClaimCadence cadence;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
@@ -120,6 +122,7 @@ final class ClaimPacer {
      */
     ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs) {
         this.listening = listening;
+        this.polling = !listening;
         this.cadence = new ClaimCadence(now, paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
         this.pollIntervalMs = pollIntervalMs;
@@ -141,8 +144,24 @@ final class ClaimPacer {
         boolean found = this.flag == null && flag != null && listening;
         this.flag = listening ? flag : null;
         this.listener = listener;
+        polling = !listening;
         if (found && state == State.QUIET) {
             activate(now);
+        }
+    }
+
+    /**
+     * The table has a flag, but the role may neither set nor read it ({@link WakeupFlag.NotPermitted}): its writers
+     * NOTIFY only while a task is armed, which this one cannot be, so while quiet it claims every
+     * {@code pollIntervalMs}, as with LISTEN off. A later {@link #useFlag} (a sweep's look, once the grant is in)
+     * ends it.
+     */
+    void pollWithoutFlag(long now, Listener listener) {
+        this.flag = null;
+        this.listener = listener;
+        polling = true;
+        if (state == State.QUIET) {
+            claimAt = Math.min(claimAt, now + pollIntervalMs);
         }
     }
 
@@ -253,7 +272,7 @@ final class ClaimPacer {
                 }
             }
             case SETTLING -> settle(now, inProgress != null ? inProgress : running, inProgress == null);
-            case QUIET -> claimAt = listening ? Long.MAX_VALUE : now + pollIntervalMs;
+            case QUIET -> claimAt = polling ? now + pollIntervalMs : Long.MAX_VALUE;
         }
     }
 
@@ -356,7 +375,7 @@ final class ClaimPacer {
     private void quiet(long now) {
         state = State.QUIET;
         watch = List.of();
-        claimAt = listening ? Long.MAX_VALUE : now + pollIntervalMs;
+        claimAt = polling ? now + pollIntervalMs : Long.MAX_VALUE;
         lookAt = flag == null ? Long.MAX_VALUE : now + LOOK_INTERVAL_MS;
     }
 

@@ -187,7 +187,7 @@ final class OutboxConfigDef {
     }
 
     private static void addColumnKeys(ConfigDef def) {
-        // the state columns (seq, fanned_out_at, ...) are not mappable; README "Adopting an existing outbox table"
+        // the state columns (seq, fanned_out_at, ...) are not mappable; docs/adopting-a-table.md
         String asWritten = " A column name as written (quoted, not case-folded).";
         Map<String, String> docs = new java.util.LinkedHashMap<>();
         docs.put("id", "Column of the event's id: the event.id header, ce_id and the envelope's id; read as text,"

@@ -59,6 +59,8 @@ public class OutboxRelayTask extends SourceTask {
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
     private boolean firstPassDone;
+    /** The role may not use the table's wake-up flag: said once, and the task polls while quiet until it may. */
+    private boolean warnedFlagNotPermitted;
     private long backoffUntil;
     private long nextStampAloneAt;
 
@@ -304,7 +306,19 @@ public class OutboxRelayTask extends SourceTask {
         if (!config.connector().listenEnabled()) {
             return;
         }
-        ClaimPacer.Flag flag = store.wakeupFlag();
+        ClaimPacer.Flag flag;
+        try {
+            flag = store.wakeupFlag();
+        } catch (WakeupFlag.NotPermitted e) {
+            if (!warnedFlagNotPermitted) {
+                warnedFlagNotPermitted = true;
+                log.warn("{}. Until then this task claims every {} ms (outbox.poll.interval.ms) while it finds nothing,"
+                    + " instead of waiting for a NOTIFY; it looks again at each sweep and uses the flag once it may",
+                    e.getMessage(), config.connector().pollInterval().toMillis());
+            }
+            pacer.pollWithoutFlag(now, backend.listener());
+            return;
+        }
         if (flag != null && !flag.counted()) {
             log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
                 + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql"
@@ -312,7 +326,11 @@ public class OutboxRelayTask extends SourceTask {
                 + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
                 config.connector().quotedTable());
         }
-        if (flag != null && firstPassDone) {
+        if (flag != null && warnedFlagNotPermitted) {
+            warnedFlagNotPermitted = false;
+            log.info("The role may use the wake-up flag of outbox table {} now: the task arms it when its claims find"
+                + " nothing, and waits for a NOTIFY instead of polling", config.connector().quotedTable());
+        } else if (flag != null && firstPassDone) {
             log.info("Outbox table {} has a wake-up flag now (migration V2 applied while the task ran): the task arms"
                 + " it when its claims find nothing", config.connector().quotedTable());
         }

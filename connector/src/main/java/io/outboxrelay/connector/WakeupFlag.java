@@ -32,10 +32,18 @@ final class WakeupFlag implements ClaimPacer.Flag {
         this.counted = counted;
     }
 
+    /** The table has a flag the role may not use; the message names the GRANT ({@link WakeupObjects}). */
+    static final class NotPermitted extends ConnectException {
+        NotPermitted(String message) {
+            super(message);
+        }
+    }
+
     /**
      * The table's flag; null when it has none (an outbox.sql before V2: its trigger NOTIFYs on every insert).
      *
-     * @throws ConnectException when the role may not use it, naming the GRANT ({@link WakeupObjects})
+     * @throws NotPermitted when the role may not use it, naming the GRANT: the task then polls while quiet
+     *                      ({@link ClaimPacer#pollWithoutFlag})
      */
     static WakeupFlag of(DataSource dataSource, String table) throws SQLException {
         WakeupObjects objects;
@@ -44,7 +52,7 @@ final class WakeupFlag implements ClaimPacer.Flag {
         }
         String missing = objects.missingPrivilege();
         if (missing != null) {
-            throw new ConnectException(missing);
+            throw new NotPermitted(missing);
         }
         if (objects.hasCount() && !objects.mayAddToCount()) {
             log.info("Role {} may read but not update {} (the outbox predates migration V9): a wake-up flag that a"

@@ -359,6 +359,37 @@ class ClaimPacerTest {
         assertThat(pacer.next(now, true)).isNotNull();
     }
 
+    /**
+     * A role with the table's grants alone may not set the flag: its writers never NOTIFY for this task, so it polls
+     * while quiet, never arms, and once a sweep finds the grant in place it arms and waits for NOTIFYs. The control is
+     * the table without the flag above: there a quiet task claims nothing before a NOTIFY.
+     */
+    @Test
+    void aTaskWhoseRoleMayNotUseTheFlagPollsWhileQuietUntilItMay() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        pacer.pollWithoutFlag(now, ears);
+        twoEmptyClaims(pacer);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(flag.arms).as("no arming it may not do").isZero();
+        assertThat(pacer.next(now + POLL - 1, true)).isNull();
+        now += POLL;
+        claim(pacer, 0);
+        now += POLL;
+        assertThat(pacer.next(now, true)).as("every poll interval").isNotNull();
+        pacer.claimed(now, 0, false, List.of(), null);
+
+        pacer.useFlag(now, flag, ears); // a sweep's look: the grant is in
+        assertThat(pacer.state()).as("a quiet task found the flag: active, to arm at its idle time")
+            .isEqualTo(ClaimPacer.State.ACTIVE);
+        quiet(pacer);
+        assertThat(flag.arms).isEqualTo(1);
+        for (int i = 1; i <= 8; i++) { // two poll intervals: armed, it looks, and claims nothing without a clear
+            now += ClaimPacer.LOOK_INTERVAL_MS;
+            assertThat(pacer.next(now, true)).isNull();
+        }
+        assertThat(flag.looks).isEqualTo(8);
+    }
+
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);

@@ -380,8 +380,18 @@ final class FakeOutboxStore implements OutboxStore {
     @Override
     public ClaimPacer.Flag wakeupFlag() throws SQLException {
         maybeFail("wakeupFlag");
+        if (flagNotPermitted) {
+            throw new WakeupFlag.NotPermitted("role relay may not use the wake-up flag of the outbox");
+        }
         return flag;
     }
+
+    /** The table has a flag the role may not use (true), or the grant is in (false). */
+    void flagNotPermitted(boolean notPermitted) {
+        flagNotPermitted = notPermitted;
+    }
+
+    private boolean flagNotPermitted;
 
     /** Gives the table a wake-up flag (an outbox.sql table); without one it NOTIFYs on every insert. */
     FakeWakeupFlag withWakeupFlag() {

@@ -474,6 +474,35 @@ class OutboxRelayTaskTest {
     }
 
     /**
+     * A role with the table's grants alone may not use its flag: the task does not fail, never arms, and claims every
+     * poll interval while quiet (its writers NOTIFY only for an armed task); once the grant is in, the next sweep
+     * takes the flag up and the task arms it. The control is the table without a flag, whose quiet task claims
+     * nothing before its sweep (the test above).
+     */
+    @Test
+    void aFlagTheRoleMayNotUseMakesAQuietTaskPollUntilASweepFindsTheGrant() throws Exception {
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        store.flagNotPermitted(true);
+        startQuietOnATableWithoutTheFlag(); // sweep every 10 s; poll interval the default, 1 s
+        assertThat(flag.arms).isZero();
+        int passes = store.passes.size();
+        store.insert(1, "a"); // no NOTIFY: the flag was never armed
+        clock.advance(1_000);
+
+        assertThat(seqs(task.poll())).as("claimed at the poll interval, long before the sweep").containsExactly(1L);
+        assertThat(store.passes.size()).isEqualTo(passes + 1);
+
+        store.flagNotPermitted(false);
+        clock.advance(9_000);
+        task.poll(); // the sweep looks, and finds it may use the flag
+        for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS && flag.arms == 0; idle += LINGER_MS) {
+            clock.advance(LINGER_MS);
+            task.poll();
+        }
+        assertThat(flag.arms).as("armed once it may").isOne();
+    }
+
+    /**
      * The look for the flag at a sweep can fail (a lost connection, grants revoked): the sweep's claim must still
      * hand its rows to Connect. A look after the claim that threw dropped the records claimed while the rows stayed
      * held as handed over, so a later pass could stamp them unsent (found by review).

@@ -122,6 +122,58 @@ class LeastPrivilegeRoleIT {
     }
 
     /**
+     * The contract's least privilege: SELECT and UPDATE on the table and nothing else (no group, no grant on the
+     * wake-up flag). Validation accepts it, the tasks never arm the flag they may not set and poll while quiet, so
+     * rows written while they are quiet arrive with no sweep due (its interval is 10 minutes); with the grant given,
+     * the tasks arm it (at their next sweep, OutboxRelayTaskTest; here at their restart by a new config). Before,
+     * validation refused this role and a task failed at its first claim.
+     */
+    @Test
+    void aRoleWithOnlySelectAndUpdateOnTheTableRelaysAndTakesUpTheFlagOnceGranted() throws Exception {
+        String connector = CONNECTOR + "-table-only";
+        String role = ROLE + "_t";
+        TestDatabase db = TestPostgres.get().createDatabase("least_privilege_table_only");
+        db.execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + PASSWORD + "'; GRANT SELECT, UPDATE ON events TO "
+            + role);
+        try {
+            Map<String, String> cfg = TestConnect.relayConfig(new TestDatabase(db.name(), db.jdbcUrl(), role, PASSWORD),
+                "orders", 2);
+            cfg.put("name", connector);
+            cfg.put("subscription.orders.topic", TOPIC + "-table-only");
+            cfg.put("outbox.sweep.interval.ms", "600000");
+            cfg.put("outbox.poll.interval.ms", "100");
+            Reply validation = WorkerRest.validate(cfg);
+            assertThat(validation.json().get("error_count").asInt()).as(validation.body()).isZero();
+            assertThat(WorkerRest.put("connectors/" + connector + "/config", cfg).status()).isEqualTo(201);
+            TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "not running");
+
+            for (int round = 1; round <= 3; round++) {
+                db.insertEvents(10, 5, "order.created");
+                int expected = 10 * round;
+                await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong(
+                    "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == expected);
+            }
+            assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("never armed").isZero();
+            assertThat(TestConnect.cluster().connectorStatus(connector).tasks())
+                .allSatisfy(t -> assertThat(t.state()).isEqualTo("RUNNING"));
+
+            db.execute("GRANT outbox_relay TO " + role);
+            cfg.put("outbox.sweep.interval.ms", "599000");
+            assertThat(WorkerRest.put("connectors/" + connector + "/config", cfg).status()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1);
+            db.insertEvents(10, 5, "order.created");
+            await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong(
+                "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == 40);
+            assertThat(TestConnect.consume(40, Duration.ofSeconds(20), TOPIC + "-table-only")).hasSize(40);
+        } finally {
+            TestConnect.cluster().deleteConnector(connector);
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = ?", role) == 0);
+            db.execute("DROP OWNED BY " + role + "; DROP ROLE " + role);
+        }
+    }
+
+    /**
      * EXECUTE on pg_notification_queue_usage() revoked while the relay is quiet: the wake-up does not use it
      * (the trigger reads the queue, as its owner), so the tasks keep running and relaying.
      */
