@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Outbox Relay benchmark: one command, nothing to install but a JDK 17+.
 #
-#   ./bench.sh                 full run (about 50 minutes on 2 cores): results in bench/results/
-#   ./bench.sh --quick         smoke test with small volumes (about 11 minutes): bench/target/quick-results/
+#   ./bench.sh                 full run (about 70 minutes on 2 cores): results in bench/results/
+#   ./bench.sh --quick         smoke test with small volumes (about 14 minutes): bench/target/quick-results/
 #   ./bench.sh --quick --phases=writers   the writer ceiling alone (durable commits/s per wake-up)
 #   ./bench.sh --quick --phases=sustainable   the highest commit rate each contender keeps up with
 #   ./bench.sh --quick --phases=steady   CPU per event at fixed commit rates, over the writers alone

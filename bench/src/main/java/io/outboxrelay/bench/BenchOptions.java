@@ -73,7 +73,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                              after schemas/sql/outbox.sql, the relay gets K=V on top (repeatable)
           --relay-variant=NAME=K=V[,K=V...]  one more relay contender with these connector settings, beside
                              the relay on its defaults in the drain, latency, sustainable, idle and writers
-                             phases, e.g. --relay-variant=txn=outbox.claim.mode=transaction (repeatable)
+                             phases, e.g. --relay-variant=strict=outbox.ordering=strict (repeatable)
           --sustainable-rates=LIST  the target rates (events/s) the sustainable phase steps through
                              (default %s)
           --steady-rates=LIST  the rates (events/s) of the steady-rate cost phase (default %s; quick %s)

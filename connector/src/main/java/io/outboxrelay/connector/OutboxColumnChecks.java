@@ -87,7 +87,7 @@ final class OutboxColumnChecks {
             OutboxLiveValidator.error(result, OutboxSourceConnectorConfig.TABLE, "table " + quoted + " lacks columns " + missing
                 + "; compare it with schemas/sql/outbox.sql, or keep the table and its writers and add the relay's"
                 + " columns with " + schemaCommand(true) + ", mapping the event's fields onto the table's own"
-                + " columns with outbox.column.* (README \"Adopting an existing outbox table\")");
+                + " columns with outbox.column.* (docs/adopting-a-table.md)");
         }
         return fine && missing.isEmpty();
     }
