@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.TreeSet;
@@ -345,6 +346,16 @@ final class ClaimPacer {
         try {
             token = flag.arm();
         } catch (SQLException e) {
+            if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
+                // a grant revoked: arming again a look later would fail the same way, an ERROR in the server's log each
+                // time; the task polls instead, and its sweeps look for the grant (as at a start without it)
+                log.warn("The role may no longer use the table's wake-up flag ({}): the task stops arming it, claims"
+                    + " every {} ms while it finds nothing, and looks for the grant at each sweep", e.getMessage(),
+                    pollIntervalMs);
+                armDue = false;
+                pollWithoutFlag(now, listener);
+                return;
+            }
             warn("arm the table's wake-up flag", e, now);
             armAt = now + ARM_RETRY_MS; // this claim goes ahead unarmed; the next one, and arming, a look later
             return;

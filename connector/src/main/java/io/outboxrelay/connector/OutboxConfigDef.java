@@ -116,7 +116,8 @@ final class OutboxConfigDef {
                 "Periodic claim that covers notifications lost while the listener reconnected, and leases that"
                     + " expired.", OUTBOX_GROUP, ++order, Width.SHORT, "Sweep interval (ms)")
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
-                "Claim interval when outbox.listen.enabled=false.", OUTBOX_GROUP, ++order, Width.SHORT,
+                "Claim interval of a quiet task when outbox.listen.enabled=false, or when the role may not use the"
+                    + " table's wake-up flag (docs/wakeup.md).", OUTBOX_GROUP, ++order, Width.SHORT,
                 "Poll interval (ms)")
             .define(REPLAY_CHECK_INTERVAL_MS, Type.LONG, 5_000L, Range.atLeast(0), Importance.LOW,
                 "How often a relay task that serves no replay request looks for one in <table>_replays (SELECT"

@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ReplayPass {
     private static final Logger log = LoggerFactory.getLogger(ReplayPass.class);
+    /** How often a task whose role may not read the replay requests looks again. */
+    static final long NO_PRIVILEGE_LOOK_MS = 300_000;
 
     /** What a relay task's replay is made of, from its configuration. */
     record Settings(String table, int chunkRows, long checkIntervalMs, long retryMs, long leaseMs,
@@ -44,6 +46,8 @@ final class ReplayPass {
     private long nextAt;
     private long renewAt;
     private boolean off;
+    /** A look was refused for privilege: said once at WARN, then at DEBUG. */
+    private boolean warnedNoPrivilege;
 
     /** A pass that never reads source offsets back, and skips only rows it could not read (tests). */
     ReplayPass(ReplayStore store, List<Subscription> subscriptions, OutboxRecordFactory factory, Settings settings,
@@ -253,10 +257,19 @@ final class ReplayPass {
         }
         chunk = null; // its records are sent again from the request's progress
         if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
-            nextAt = now + settings.checkIntervalMs();
-            log.warn("Replay is not possible for this task's role ({}): it needs SELECT, UPDATE on {}_replays"
-                + " (migration V6 grants them to outbox_relay); looked at again in {} ms, live delivery is not"
-                + " affected", e.getMessage(), settings.table(), settings.checkIntervalMs());
+            // a role with the table's grants alone (the contract's least privilege): each look is an ERROR in the
+            // server's log, so looked at again rarely, and said once
+            long wait = Math.max(settings.checkIntervalMs(), NO_PRIVILEGE_LOOK_MS);
+            nextAt = now + wait;
+            String text = "Replay is not possible for this task's role (" + e.getMessage() + "): it needs SELECT, UPDATE"
+                + " on " + settings.table() + "_replays (migration V6 grants them to outbox_relay); looked at again"
+                + " every " + wait + " ms, live delivery is not affected";
+            if (warnedNoPrivilege) {
+                log.debug("{}", text);
+            } else {
+                warnedNoPrivilege = true;
+                log.warn("{}", text);
+            }
             return;
         }
         nextAt = now + Math.max(settings.retryMs(), 1);

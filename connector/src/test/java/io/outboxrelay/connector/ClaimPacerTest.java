@@ -307,7 +307,7 @@ class ClaimPacerTest {
     @Test
     void aFailingArmingClaimsAtEachLookUntilItWorksAndNeverFailsThePass() {
         ClaimPacer pacer = listening();
-        flag.armFailure = new SQLException("permission denied", "42501");
+        flag.armFailure = new SQLException("canceling statement due to statement timeout", "57014");
         twoEmptyClaims(pacer);
         ClaimPacer.Claim unarmed = claim(pacer, 0);
         assertThat(unarmed.capture()).isFalse();
@@ -316,6 +316,31 @@ class ClaimPacerTest {
         now += ClaimPacer.LOOK_INTERVAL_MS;
         flag.armFailure = null;
         assertThat(pacer.next(now, true).capture()).isTrue();
+        assertThat(flag.arms).isOne();
+    }
+
+    /**
+     * A grant revoked while the task runs: an arming refused for privilege would be refused at every look, each an
+     * ERROR in the server's log, so the task stops arming and polls while quiet, as a task that started without the
+     * grant (the control: any other arming failure is retried a look later, the test above).
+     */
+    @Test
+    void anArmingRefusedForPrivilegeStopsArmingAndPollsWhileQuiet() {
+        ClaimPacer pacer = listening();
+        flag.armFailure = new SQLException("permission denied for sequence events_wakeup", "42501");
+        twoEmptyClaims(pacer);
+        assertThat(claim(pacer, 0).capture()).as("the claim goes ahead unarmed").isFalse();
+        assertThat(pacer.hasFlag()).as("so that the sweeps look for the grant").isFalse();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        for (int i = 0; i < 3; i++) {
+            assertThat(pacer.next(now + POLL - 1, true)).as("no arming or claim at the looks").isNull();
+            now += POLL;
+            claim(pacer, 0);
+        }
+        assertThat(flag.armAttempts).as("tried once, not at every look").isOne();
+        flag.armFailure = null;
+        pacer.useFlag(now, flag, ears); // a sweep found the grant back
+        quiet(pacer);
         assertThat(flag.arms).isOne();
     }
 

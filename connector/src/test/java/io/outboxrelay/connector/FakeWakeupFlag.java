@@ -8,6 +8,8 @@ import java.sql.SQLException;
  */
 class FakeWakeupFlag implements ClaimPacer.Flag {
     int arms;
+    /** Armings tried, failed ones included. */
+    int armAttempts;
     int looks;
     boolean armed;
     long clears;
@@ -17,6 +19,7 @@ class FakeWakeupFlag implements ClaimPacer.Flag {
 
     @Override
     public long arm() throws SQLException {
+        armAttempts++;
         if (armFailure != null) {
             throw armFailure;
         }
