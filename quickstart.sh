@@ -23,6 +23,11 @@ ARGS=()
 for arg in "$@"; do
   case "$arg" in
     --no-build) BUILD=0 ;;
+    --help|-h)
+      # the usage text lives in one place, the Java options parser; print it without building anything
+      sed -n '/USAGE = """/,/""";/{//!p}' "$ROOT/quickstart/src/main/java/io/outboxrelay/quickstart/QuickstartOptions.java" \
+        | sed 's/^        //'
+      exit 0 ;;
     *) ARGS+=("$arg") ;;
   esac
 done

@@ -10,6 +10,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -176,12 +178,13 @@ public final class ConnectRestClient {
         if ("FAILED".equals(status.path("connector").path("state").asText())) {
             return "connector FAILED: " + firstLine(status.path("connector").path("trace").asText());
         }
+        List<String> failed = new ArrayList<>();
         for (JsonNode t : status.path("tasks")) {
             if ("FAILED".equals(t.path("state").asText())) {
-                return "task " + t.path("id").asInt() + " FAILED: " + firstLine(t.path("trace").asText());
+                failed.add("task " + t.path("id").asInt() + " FAILED: " + firstLine(t.path("trace").asText()));
             }
         }
-        return null;
+        return failed.isEmpty() ? null : String.join("; ", failed);
     }
 
     private static String firstLine(String trace) {

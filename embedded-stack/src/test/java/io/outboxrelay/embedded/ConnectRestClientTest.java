@@ -88,6 +88,16 @@ class ConnectRestClientTest {
     }
 
     @Test
+    void everyFailedTaskIsNamedNotOnlyTheFirst() {
+        answers(new Answer(200, """
+            {"name":"c1","connector":{"state":"RUNNING"},"tasks":[{"id":0,"state":"FAILED","trace":"E: a\\n\\tat x"},
+             {"id":1,"state":"RUNNING"},{"id":2,"state":"FAILED","trace":"E: b"}]}
+            """));
+        assertThatThrownBy(() -> client.awaitState("c1", "RUNNING", 3, Duration.ofSeconds(30)))
+            .hasMessage("connector c1: task 0 FAILED: E: a; task 2 FAILED: E: b");
+    }
+
+    @Test
     void awaitingRunningReturnsOnceEveryTaskRuns() throws Exception {
         answers(new Answer(404, "{}"),
             new Answer(200, "{\"connector\":{\"state\":\"RUNNING\"},\"tasks\":[{\"id\":0,\"state\":\"UNASSIGNED\"}]}"),

@@ -245,6 +245,10 @@ public final class Quickstart {
             failure = f;
             out.println("  ! " + f + "  (details: curl -s " + connect.restUrl() + "/connectors/" + CONNECTOR
                 + "/status)");
+        } else if (f == null && failure != null) {
+            // restarted (by hand, as docs/quickstart.md shows) and running again: the summary reports the end state
+            out.println("  ! the connector and its tasks are RUNNING again (before: " + failure + ")");
+            failure = null;
         }
     }
 
@@ -279,6 +283,7 @@ public final class Quickstart {
         if (connect != null) {
             out.println();
             out.println("Stopping: deleting the connector, then the Connect worker, Kafka and PostgreSQL ...");
+            quietly(this::checkStatus); // the end state, for the summary: a task restarted since the last look
             quietly(() -> {
                 connect.rest().delete(CONNECTOR, Duration.ofSeconds(30));
                 done.add("connector deleted");

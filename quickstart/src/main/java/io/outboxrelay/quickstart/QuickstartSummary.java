@@ -41,11 +41,16 @@ public record QuickstartSummary(
     /**
      * @param topic     the subscription's topic
      * @param records   records on the topic, from Kafka's end offsets
-     * @param delivered rows whose {@code fanout} names an offset on it for this subscription
+     * @param delivered rows whose {@code fanout} names an offset on it for this subscription, or says a restarted task
+     *                  found the row's records in Kafka ({@code recovered})
      * @param coalesced rows whose {@code fanout} says they were coalesced into a later event of their subject
      * @param matching  fanned-out rows whose type the subscription wants
      */
     public record SubscriptionCounts(String topic, long records, long delivered, long coalesced, long matching) {
+        /** Every matching event delivered or coalesced, and every delivered one in Kafka. */
+        boolean accountedFor() {
+            return delivered + coalesced == matching && records >= delivered;
+        }
     }
 
     public boolean ok() {
@@ -54,8 +59,7 @@ public record QuickstartSummary(
 
     /** Whether every subscription's matching events are accounted for: delivered or coalesced, and in Kafka. */
     public boolean everyEventAccountedFor() {
-        return subscriptions.values().stream()
-            .allMatch(c -> c.delivered() + c.coalesced() == c.matching() && c.records() >= c.delivered());
+        return subscriptions.values().stream().allMatch(SubscriptionCounts::accountedFor);
     }
 
     void print(PrintStream out) {
@@ -70,8 +74,14 @@ public record QuickstartSummary(
         subscriptions.forEach((name, c) -> out.printf("  %-16s  %-24s %,16d %,17d %10s%n", name, c.topic(),
             c.matching(), c.records(), c.coalesced() == 0 ? "-" : String.format("%,d", c.coalesced())));
         long duplicates = subscriptions.values().stream().mapToLong(c -> Math.max(0, c.records() - c.delivered())).sum();
+        subscriptions.forEach((name, c) -> {
+            if (!c.accountedFor()) {
+                out.printf("  CHECK %s: %,d matching events, but %,d delivered and %,d coalesced by their fanout, and"
+                    + " %,d records in Kafka%n", name, c.matching(), c.delivered(), c.coalesced(), c.records());
+            }
+        });
         out.println(!everyEventAccountedFor()
-            ? "  CHECK: delivered + coalesced differ from matching events (see the fanout column of events)"
+            ? "  CHECK: some matching events are not accounted for (above); quickstart.log has the relay's log"
             : duplicates == 0
                 ? "  every matching event reached its subscriber once, or was coalesced into a later event of its subject"
                 : String.format("  every matching event reached its subscriber or was coalesced; %,d records are"
