@@ -170,6 +170,11 @@ final class ClaimPacer {
         return flag != null;
     }
 
+    /** Whether a quiet task claims every {@code pollIntervalMs}: it has no flag it may use, or does not listen. */
+    boolean polling() {
+        return polling;
+    }
+
     /**
      * LISTEN thread: a NOTIFY arrived, or LISTEN is (again) in place and one may have been missed.
      *
@@ -347,13 +352,7 @@ final class ClaimPacer {
             token = flag.arm();
         } catch (SQLException e) {
             if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
-                // a grant revoked: arming again a look later would fail the same way, an ERROR in the server's log each
-                // time; the task polls instead, and its sweeps look for the grant (as at a start without it)
-                log.warn("The role may no longer use the table's wake-up flag ({}): the task stops arming it, claims"
-                    + " every {} ms while it finds nothing, and looks for the grant at each sweep", e.getMessage(),
-                    pollIntervalMs);
-                armDue = false;
-                pollWithoutFlag(now, listener);
+                refused(e, now); // this claim goes ahead unarmed, and the next ones
                 return;
             }
             warn("arm the table's wake-up flag", e, now);
@@ -396,7 +395,11 @@ final class ClaimPacer {
         try {
             cleared = flag.clearedSince(token);
         } catch (SQLException e) {
-            warn("look at the table's wake-up flag", e, now);
+            if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
+                refused(e, now);
+            } else {
+                warn("look at the table's wake-up flag", e, now);
+            }
             cleared = true; // claiming is what a look that cannot tell must do
         }
         if (cleared) {
@@ -405,6 +408,17 @@ final class ClaimPacer {
             }
             activate(now);
         }
+    }
+
+    /**
+     * A grant revoked while the task runs: arming or looking again would be refused the same way, an ERROR in the
+     * server's log each time, so the task polls instead and its sweeps look for the grant, as at a start without it.
+     */
+    private void refused(SQLException e, long now) {
+        log.warn("The role may no longer use the table's wake-up flag ({}): the task stops using it, claims every {} ms"
+            + " while it finds nothing, and looks for the grant at each sweep", e.getMessage(), pollIntervalMs);
+        armDue = false;
+        pollWithoutFlag(now, listener);
     }
 
     private void warn(String what, SQLException e, long now) {

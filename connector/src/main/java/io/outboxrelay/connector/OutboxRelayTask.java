@@ -59,8 +59,6 @@ public class OutboxRelayTask extends SourceTask {
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
     private boolean firstPassDone;
-    /** The role may not use the table's wake-up flag: said once, and the task polls while quiet until it may. */
-    private boolean warnedFlagNotPermitted;
     private long backoffUntil;
     private long nextStampAloneAt;
 
@@ -310,8 +308,7 @@ public class OutboxRelayTask extends SourceTask {
         try {
             flag = store.wakeupFlag();
         } catch (WakeupFlag.NotPermitted e) {
-            if (!warnedFlagNotPermitted) {
-                warnedFlagNotPermitted = true;
+            if (!pacer.polling()) { // once: the first pass, or the pacer's own refusal, warned already
                 log.warn("{}. Until then this task claims every {} ms (outbox.poll.interval.ms) while it finds nothing,"
                     + " instead of waiting for a NOTIFY; it looks again at each sweep and uses the flag once it may",
                     e.getMessage(), config.connector().pollInterval().toMillis());
@@ -326,8 +323,7 @@ public class OutboxRelayTask extends SourceTask {
                 + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
                 config.connector().quotedTable());
         }
-        if (flag != null && warnedFlagNotPermitted) {
-            warnedFlagNotPermitted = false;
+        if (flag != null && pacer.polling()) {
             log.info("The role may use the wake-up flag of outbox table {} now: the task arms it when its claims find"
                 + " nothing, and waits for a NOTIFY instead of polling", config.connector().quotedTable());
         } else if (flag != null && firstPassDone) {

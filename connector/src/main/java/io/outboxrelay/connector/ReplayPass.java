@@ -46,7 +46,7 @@ final class ReplayPass {
     private long nextAt;
     private long renewAt;
     private boolean off;
-    /** A look was refused for privilege: said once at WARN, then at DEBUG. */
+    /** A look was refused for privilege: said at WARN once until a look succeeds, then at DEBUG. */
     private boolean warnedNoPrivilege;
 
     /** A pass that never reads source offsets back, and skips only rows it could not read (tests). */
@@ -160,6 +160,7 @@ final class ReplayPass {
     private void next(List<SourceRecord> out, long now) throws SQLException {
         long previous = request == null ? 0 : request.id();
         request = store.claim(previous);
+        warnedNoPrivilege = false; // the role may read the requests (again): a later refusal is news, said at WARN
         if (request == null && previous != 0) {
             log.info("Replay request {} stopped: cancelled ({}_replay_cancel), or taken over by another task",
                 previous, settings.table());

@@ -2,6 +2,7 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.LogCapture;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -342,6 +343,36 @@ class ClaimPacerTest {
         pacer.useFlag(now, flag, ears); // a sweep found the grant back
         quiet(pacer);
         assertThat(flag.arms).isOne();
+    }
+
+    /**
+     * The grant revoked while the task is quiet and armed: its look is refused first. A look refused for privilege
+     * would be refused at every look after it, so the task claims, stops using the flag and polls while quiet, and
+     * says so once (it said "until it can" and then, at the arming, the same again; found by review).
+     */
+    @Test
+    void aLookRefusedForPrivilegeClaimsThenPollsWithoutTheFlagSaidOnce() {
+        ClaimPacer pacer = quiet();
+        int armed = flag.armAttempts;
+        flag.lookFailure = new SQLException("permission denied for function events_wakeup_cleared", "42501");
+        try (LogCapture logs = LogCapture.start()) {
+            now += ClaimPacer.LOOK_INTERVAL_MS;
+            assertThat(claim(pacer, 0).capture()).as("a look that cannot tell claims").isFalse();
+            assertThat(pacer.hasFlag()).as("so that the sweeps look for the grant").isFalse();
+            assertThat(pacer.polling()).isTrue();
+            now += ClaimCadence.IDLE_BEFORE_ARMING_MS;
+            claim(pacer, 0);
+            assertThat(pacer.state()).as("quiet at the idle time, unarmed").isEqualTo(ClaimPacer.State.QUIET);
+            for (int i = 0; i < 3; i++) {
+                assertThat(pacer.next(now + POLL - 1, true)).as("no look or claim between the polls").isNull();
+                now += POLL;
+                claim(pacer, 0);
+            }
+            assertThat(logs.text().lines().filter(l -> l.contains(" WARN "))).singleElement().asString()
+                .contains("may no longer use the table's wake-up flag");
+        }
+        assertThat(flag.looks).as("looked once").isOne();
+        assertThat(flag.armAttempts).as("and never armed again").isEqualTo(armed);
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.outboxrelay.testsupport.LogCapture;
 import io.outboxrelay.testsupport.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
@@ -500,6 +501,48 @@ class OutboxRelayTaskTest {
             task.poll();
         }
         assertThat(flag.arms).as("armed once it may").isOne();
+    }
+
+    /**
+     * The grants revoked while the task is quiet and armed, then given back: the refused look turns the task to
+     * polling, the sweeps that find the flag still refused say nothing more, and the sweep after the grant takes the
+     * flag up and says so as a grant, not as a migration applied (found by review: three WARNs for one revoke, one of
+     * them "until it can", then the wrong INFO).
+     */
+    @Test
+    void aGrantRevokedAndGivenBackIsSaidOnceEachWayAndTheTaskPollsMeanwhile() throws Exception {
+        FakeWakeupFlag flag = store.withWakeupFlag();
+        start(Map.of("outbox.listen.enabled", "true", "outbox.sweep.interval.ms", "10000"));
+        quiet();
+        try (LogCapture logs = LogCapture.start()) {
+            flag.lookFailure = new java.sql.SQLException("permission denied for sequence events_wakeup", "42501");
+            flag.armFailure = flag.lookFailure;
+            store.flagNotPermitted(true);
+            clock.advance(ClaimPacer.LOOK_INTERVAL_MS);
+            assertThat(task.poll()).as("the refused look claims: nothing there").isNull();
+            for (int sweeps = 0; sweeps < 2; sweeps++) { // the sweeps find the flag still refused
+                clock.advance(10_000);
+                task.poll();
+            }
+            store.insert(1, "a"); // no NOTIFY: the flag was down
+            clock.advance(1_000);
+            assertThat(seqs(task.poll())).as("claimed at the poll interval, not the sweep").containsExactly(1L);
+            assertThat(logs.text().lines().filter(l -> l.contains(" WARN "))).as("said once").singleElement()
+                .asString().contains("may no longer use the table's wake-up flag");
+
+            flag.lookFailure = null;
+            flag.armFailure = null;
+            store.flagNotPermitted(false);
+            int arms = flag.arms;
+            clock.advance(10_000);
+            task.poll(); // the sweep finds the grant
+            for (long idle = 0; idle <= 2 * ClaimCadence.IDLE_BEFORE_ARMING_MS && flag.arms == arms; idle += LINGER_MS) {
+                clock.advance(LINGER_MS);
+                task.poll();
+            }
+            assertThat(flag.arms).as("armed again").isEqualTo(arms + 1);
+            assertThat(logs.text()).contains("may use the wake-up flag").doesNotContain("migration V2 applied");
+        }
     }
 
     /**

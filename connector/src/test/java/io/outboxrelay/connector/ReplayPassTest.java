@@ -2,6 +2,7 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.testsupport.LogCapture;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -335,5 +336,33 @@ class ReplayPassTest {
         assertThat(store.calls).containsExactly("claim");
         now += 1;
         assertThat(seqs(run(pass))).as("granted meanwhile: served at the next look").containsExactly(1L);
+    }
+
+    /** Said at WARN once while refused, and again after a grant given and revoked once more (found by review). */
+    @Test
+    void aRefusalIsWarnedOnceUntilALookSucceeds() {
+        try (LogCapture logs = LogCapture.start()) {
+            ReplayPass pass = oneRowFailingFirst(19, "42501");
+            run(pass);
+            store.failNext("42501");
+            now += ReplayPass.NO_PRIVILEGE_LOOK_MS;
+            run(pass);
+            assertThat(warnings(logs)).as("refused twice, said once").isOne();
+
+            now += ReplayPass.NO_PRIVILEGE_LOOK_MS;
+            List<SourceRecord> served = run(pass);
+            assertThat(seqs(served)).as("granted").containsExactly(1L);
+            ackAll(pass, served);
+            for (int i = 0; i < 3 && warnings(logs) == 1; i++) { // the request done, the next looks refused again
+                now += 5_000;
+                store.failNext("42501");
+                run(pass);
+            }
+            assertThat(warnings(logs)).as("revoked again: news").isEqualTo(2);
+        }
+    }
+
+    private static long warnings(LogCapture logs) {
+        return logs.text().lines().filter(l -> l.contains(" WARN ") && l.contains("Replay is not possible")).count();
     }
 }
