@@ -272,6 +272,7 @@ final class ClaimPacer {
                     // arm, then claim once more, noting the transactions in progress; LISTEN first if it was off
                     claimAt = Math.max(hearAgain() ? now + pace : now, armAt);
                 } else if (idle) {
+                    hearAgain(); // a polling task: NOTIFYs (a requeue, another task's stop) wake it sooner than its poll
                     quiet(now);
                 } else {
                     claimAt = now + pace;
@@ -308,13 +309,14 @@ final class ClaimPacer {
     /**
      * A claim found rows: once the task has been active for {@link #DEAF_AFTER_MS} since its first claim with rows
      * (claims that find nothing short of the idle time do not break that, only {@link #hearAgain()} does), LISTEN
-     * goes off. Only with the wake-up flag: without it (an older table) a quiet task relies on every writer's NOTIFY,
-     * with no arming before which LISTEN could be turned on again.
+     * goes off. Only with the wake-up flag, or while polling (it turns LISTEN on again as it goes quiet): without
+     * the flag (an older table) a quiet task relies on every writer's NOTIFY, with no arming before which LISTEN
+     * could be turned on again.
      */
     private void hearLess(long now) {
         if (activeSince == Long.MIN_VALUE) {
             activeSince = now;
-        } else if (!deaf && flag != null && now - activeSince >= DEAF_AFTER_MS) {
+        } else if (!deaf && (flag != null || polling && listening) && now - activeSince >= DEAF_AFTER_MS) {
             deaf = true;
             listener.listen(false);
         }

@@ -446,6 +446,32 @@ class ClaimPacerTest {
         assertThat(flag.looks).isEqualTo(8);
     }
 
+    /**
+     * A task whose role may not use the flag polls while quiet, and while busy has no more use for NOTIFYs than one
+     * with the flag: after DEAF_AFTER_MS active its LISTEN goes off (each receipt of every stamp woke it), and on
+     * again as it goes quiet, where a requeue's or another task's NOTIFY wakes it sooner than its poll (found by
+     * review). The control: on a table without the flag, which NOTIFYs every insert, LISTEN is never turned off.
+     */
+    @Test
+    void aPollingTaskStopsListeningWhileBusyAndListensAgainOnceQuiet() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        pacer.pollWithoutFlag(now, ears);
+        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
+        assertThat(ears.asked).as("busy: LISTEN off").isFalse();
+        ears.done();
+        twoEmptyClaims(pacer);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(ears.asked).as("quiet: LISTEN on again").isTrue();
+        assertThat(ears.changes).isEqualTo(2);
+        assertThat(pacer.wake()).as("a NOTIFY wakes the quiet task").isTrue();
+        assertThat(pacer.next(now, true)).isNotNull();
+
+        ClaimPacer older = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        older.useFlag(now, null, ears);
+        busyFor(older, 2 * ClaimPacer.DEAF_AFTER_MS, 3);
+        assertThat(ears.changes).as("no flag, not polling: LISTEN stays on").isEqualTo(2);
+    }
+
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
