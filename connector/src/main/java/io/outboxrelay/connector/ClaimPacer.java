@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  *       NOTIFY, and a NOTIFY that reaches the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task
  *       turns LISTEN off and no NOTIFY of the database wakes its session. Once its claims have found nothing for
  *       the idle time (two claims at least) it turns LISTEN on again and, a pace later, LISTEN in place, arms the
- *       flag.
+ *       flag; a task polling without a flag it may use goes QUIET instead, LISTEN on again.
  *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
  *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
  *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
@@ -137,7 +137,8 @@ final class ClaimPacer {
 
     /**
      * The table's flag, once a pass found it (null: none, the trigger NOTIFYs on every insert), and the task's
-     * LISTEN session, which only a task with the flag turns off while busy and asks to prove it is alive. A flag
+     * LISTEN session, which a task with the flag (or polling without it) turns off while busy, and which a task with
+     * the flag asks to prove it is alive. A flag
      * found later (a sweep's look, after migration V2 was applied while the task ran) makes a quiet task active:
      * its writers NOTIFY only while it is armed, and it arms after the idle time.
      */
@@ -272,7 +273,7 @@ final class ClaimPacer {
                     // arm, then claim once more, noting the transactions in progress; LISTEN first if it was off
                     claimAt = Math.max(hearAgain() ? now + pace : now, armAt);
                 } else if (idle) {
-                    hearAgain(); // a polling task: NOTIFYs (a requeue, another task's stop) wake it sooner than its poll
+                    hearAgain(); // deaf only while polling: a NOTIFY (a requeue, another task's stop) wakes it before its poll
                     quiet(now);
                 } else {
                     claimAt = now + pace;
@@ -399,9 +400,10 @@ final class ClaimPacer {
         } catch (SQLException e) {
             if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
                 refused(e, now);
-            } else {
-                warn("look at the table's wake-up flag", e, now);
+                activate(now); // it cannot tell: claim, then poll (a refusal says nothing of the LISTEN session)
+                return;
             }
+            warn("look at the table's wake-up flag", e, now);
             cleared = true; // claiming is what a look that cannot tell must do
         }
         if (cleared) {

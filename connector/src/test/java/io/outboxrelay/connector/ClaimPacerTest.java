@@ -472,6 +472,35 @@ class ClaimPacerTest {
         assertThat(ears.changes).as("no flag, not polling: LISTEN stays on").isEqualTo(2);
     }
 
+    /**
+     * A polling task deaf while busy takes the flag up at a sweep (the grant given): LISTEN is still off, so at the
+     * idle time it asks for LISTEN first and arms only once it is in place, as a task that had the flag all along.
+     * Armed while deaf, the first writer's NOTIFY would have no listener and its row would wait for a look.
+     */
+    @Test
+    void aFlagTakenUpWhileDeafFromPollingIsArmedOnlyWithListenInPlace() {
+        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        pacer.pollWithoutFlag(now, ears);
+        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
+        ears.done();
+        assertThat(ears.on).as("deaf").isFalse();
+        pacer.useFlag(now, flag, ears); // a sweep's look while active: the grant is in
+        twoEmptyClaims(pacer);
+        assertThat(ears.asked).as("the idle time: LISTEN asked for first").isTrue();
+        for (int i = 0; i < 3; i++) {
+            now += PACE;
+            assertThat(claim(pacer, 0).capture()).as("LISTEN not in place: unarmed").isFalse();
+        }
+        assertThat(flag.arms).isZero();
+        ears.done();
+        now += ClaimPacer.ARM_RETRY_MS;
+        for (int i = 0; i < 3 && flag.arms == 0; i++) {
+            now += PACE;
+            claim(pacer, 0);
+        }
+        assertThat(flag.arms).as("armed once LISTEN is in place").isOne();
+    }
+
     @Test
     void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
