@@ -368,7 +368,7 @@ class ClaimPacerTest {
                 now += POLL;
                 claim(pacer, 0);
             }
-            assertThat(logs.text().lines().filter(l -> l.contains(" WARN "))).singleElement().asString()
+            assertThat(logs.lines("WARN")).singleElement().asString()
                 .contains("may no longer use the table's wake-up flag");
         }
         assertThat(flag.looks).as("looked once").isOne();

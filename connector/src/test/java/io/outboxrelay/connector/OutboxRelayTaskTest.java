@@ -527,7 +527,7 @@ class OutboxRelayTaskTest {
             store.insert(1, "a"); // no NOTIFY: the flag was down
             clock.advance(1_000);
             assertThat(seqs(task.poll())).as("claimed at the poll interval, not the sweep").containsExactly(1L);
-            assertThat(logs.text().lines().filter(l -> l.contains(" WARN "))).as("said once").singleElement()
+            assertThat(logs.lines("WARN")).as("said once").singleElement()
                 .asString().contains("may no longer use the table's wake-up flag");
 
             flag.lookFailure = null;

@@ -363,6 +363,6 @@ class ReplayPassTest {
     }
 
     private static long warnings(LogCapture logs) {
-        return logs.text().lines().filter(l -> l.contains(" WARN ") && l.contains("Replay is not possible")).count();
+        return logs.lines("WARN").stream().filter(l -> l.contains("Replay is not possible")).count();
     }
 }

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.SimpleFormatter;
@@ -70,6 +71,17 @@ public final class LogCapture implements AutoCloseable {
     /** Everything captured so far. */
     public synchronized String text() {
         return truncated ? text + "\n[capture truncated at " + MAX_CHARS + " characters]" : text.toString();
+    }
+
+    /**
+     * The SLF4J lines captured so far at {@code level} ("WARN", "INFO", ...): {@link CapturingLogProvider} writes the
+     * time, then the level, then the logger and the message.
+     */
+    public synchronized List<String> lines(String level) {
+        return text.toString().lines().filter(l -> {
+            int space = l.indexOf(' ');
+            return space >= 0 && l.startsWith(level + " ", space + 1);
+        }).toList();
     }
 
     public synchronized boolean truncated() {
