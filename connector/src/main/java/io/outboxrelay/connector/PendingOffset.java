@@ -55,7 +55,8 @@ final class PendingOffset {
      * {@code seqs[0..count)} as ascending runs, repeats dropped: {@code <gap>} or {@code <gap>+<more>}, the gap
      * being the run's first seq minus the previous run's last (the first run's first seq itself), {@code more}
      * the run's length minus one. {@code 1200..1399, 1405, 1410..1420} is {@code 1200+199,6,5+10}. Sorts
-     * {@code seqs[0..count)} in place.
+     * {@code seqs[0..count)} in place. A gap is signed (a negative first seq, or a gap past {@code long}'s range,
+     * which wraps): {@link #decode} adds it back with the same wrap.
      */
     static String encode(long[] seqs, int count) {
         Arrays.sort(seqs, 0, count);
@@ -65,7 +66,8 @@ final class PendingOffset {
         while (i < count) {
             long start = seqs[i];
             long end = start;
-            while (i < count && seqs[i] <= end + 1) {
+            // not seqs[i] <= end + 1: a run that ends at Long.MAX_VALUE must end
+            while (i < count && (seqs[i] == end || seqs[i] - 1 == end)) {
                 end = Math.max(end, seqs[i++]);
             }
             if (out.length() > 0) {
@@ -91,28 +93,35 @@ final class PendingOffset {
         long previousEnd = 0;
         for (String run : runs) {
             int plus = run.indexOf('+');
-            long gap = number(plus < 0 ? run : run.substring(0, plus), encoded);
-            long more = plus < 0 ? 0 : number(run.substring(plus + 1), encoded);
-            if (n > 0 && gap < 1) {
+            long gap = number(plus < 0 ? run : run.substring(0, plus), true, encoded);
+            long more = plus < 0 ? 0 : number(run.substring(plus + 1), false, encoded);
+            long start = previousEnd + gap;
+            // ascending runs of at most MAX_NAMES seqs in all, none past Long.MAX_VALUE
+            if (n > 0 && (start <= previousEnd || start == previousEnd + 1) || more >= MAX_NAMES - n
+                || start + more < start) {
                 throw new IllegalArgumentException("not an ascending set of seq runs: " + encoded);
             }
-            long start = previousEnd + gap;
-            for (long s = start; s <= start + more; s++) {
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                }
-                out[n++] = s;
+            if (n + more + 1 > out.length) {
+                out = Arrays.copyOf(out, Math.max(out.length * 2, (int) (n + more + 1)));
+            }
+            for (long k = 0; k <= more; k++) {
+                out[n++] = start + k;
             }
             previousEnd = start + more;
         }
         return Arrays.copyOf(out, n);
     }
 
-    private static long number(String digits, String encoded) {
-        if (digits.isEmpty() || !digits.chars().allMatch(Character::isDigit)) {
+    private static long number(String text, boolean signed, String encoded) {
+        String digits = signed && text.startsWith("-") ? text.substring(1) : text;
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new IllegalArgumentException("not an ascending set of seq runs: " + encoded);
         }
-        return Long.parseLong(digits);
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not an ascending set of seq runs: " + encoded, e);
+        }
     }
 
     /** What a committed slot offset names: the owner whose leases it vouches for, its task count, the seqs. */

@@ -113,7 +113,8 @@ p AS (SELECT l.seq, l.prev_lease, l.payload, l.headers, l.found, l.bytes FROM l
 u AS (
   UPDATE {table} e
      SET lease_owner = :owner, lease_until = now() + :lease_ms::bigint * interval '1 millisecond',
-         attempts = e.attempts + 1
+         -- LEAST: attempts set to the top of an int by hand make a row to poison, not an overflow that fails the claim
+         attempts = LEAST(e.attempts, 2147483646) + 1
    WHERE e.seq = ANY(ARRAY(SELECT p.seq FROM p))
   RETURNING e.seq, e.{col.id} AS id, e.{col.type} AS type, e.{col.subject} AS subject,
             e.{col.occurred_at} AS occurred_at, e.attempts, e.last_error),
@@ -157,7 +158,9 @@ w AS (
                                     AND hashtext(r.{col.subject}::text)::bigint + 2147483648
                                         BETWEEN :share_low::bigint AND :share_high::bigint
                                   ORDER BY r.seq LIMIT 10000) q
-                          WHERE q.next_attempt_at > now() ORDER BY 1 LIMIT 1000) END AS retry_in)
+                          -- isfinite: a row parked until infinity by hand has no time to be claimed at
+                          WHERE q.next_attempt_at > now() AND isfinite(q.next_attempt_at)
+                          ORDER BY 1 LIMIT 1000) END AS retry_in)
 SELECT k.seq, k.id, k.type, k.subject, k.payload, k.occurred_at, k.attempts, k.last_error, k.headers,
        k.lease_expired, k.taken_over, k.found, k.bytes, k.read, k.raw,
        st.stamped, rc.sent, w.running, w.in_progress, w.retry_in

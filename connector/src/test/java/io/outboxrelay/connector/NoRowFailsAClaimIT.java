@@ -251,6 +251,33 @@ class NoRowFailsAClaimIT {
     }
 
     @Test
+    void aRowWhoseAttemptsReachIntsTopIsPoisonedNotAnOverflowThatFailsEveryClaim() throws Exception {
+        long seq = db.insertEvent("order.created", "tired-2", "{\"n\": 1}");
+        db.execute("UPDATE events SET attempts = 2147483647 WHERE seq = " + seq);
+
+        ClaimedRow row = store(pool).claim(10).rows().get(0);
+
+        assertThat(row.attempts()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(row.payload()).as("not read").isNull();
+        assertThat(RULES.beforeProducing(row)).contains("claimed 2147483647 times");
+    }
+
+    @Test
+    void aRowParkedUntilInfinityFailsNoArmingClaimAndIsNoRetryTime() throws Exception {
+        long parked = db.insertEvent("order.created", "parked", "{\"n\": 1}");
+        db.execute("UPDATE events SET next_attempt_at = 'infinity' WHERE seq = " + parked);
+        long later = db.insertEvent("order.created", "later", "{\"n\": 2}");
+        db.execute("UPDATE events SET next_attempt_at = now() + interval '1 hour' WHERE seq = " + later);
+
+        // capture: the claim of an arming, which reports when released rows fall due
+        OutboxStore.PassResult result = store(pool).pass(new OutboxStore.Pass(List.of(), 10, List.of(), true));
+
+        assertThat(result.claim().rows()).isEmpty();
+        assertThat(result.retryInMs()).as("the hour's row only").singleElement()
+            .satisfies(ms -> assertThat(ms).isBetween(3_500_000L, 3_600_000L));
+    }
+
+    @Test
     void aClaimOfBigRowsStopsAtItsByteBudgetAndSaysMoreWait() throws Exception {
         db.execute("INSERT INTO events(type, subject, payload) SELECT 'order.created', 'big-' || g,"
             + " jsonb_build_object('blob', repeat('x', 900000)) FROM generate_series(1, 12) g");

@@ -2,8 +2,11 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.outboxrelay.common.ComputedOffset;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.LongStream;
@@ -48,6 +51,32 @@ class PendingOffsetTest {
         assertThatThrownBy(() -> PendingOffset.decode("1,x")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PendingOffset.decode("5,-2")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PendingOffset.decode("5+")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void seqsAtTheEndsOfLongsRangeRoundTripAndEnd() {
+        // an application may insert any seq: a run ending at Long.MAX_VALUE looped for ever, a negative one was unreadable
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+            for (long[] seqs : List.of(new long[] {Long.MAX_VALUE}, new long[] {Long.MAX_VALUE - 1, Long.MAX_VALUE},
+                new long[] {-5, 3}, new long[] {-7, -6, -5}, new long[] {Long.MIN_VALUE, 0, Long.MAX_VALUE},
+                new long[] {Long.MIN_VALUE, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1, Long.MAX_VALUE})) {
+                assertThat(PendingOffset.decode(PendingOffset.encode(seqs.clone(), seqs.length)))
+                    .as(Arrays.toString(seqs)).containsExactly(seqs);
+            }
+        });
+    }
+
+    @Test
+    void aPendingSetNamingMoreThanAValueMayIsRefusedBeforeItIsBuilt() {
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+            assertThatThrownBy(() -> PendingOffset.decode("1+9000000000000000000"))
+                .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> PendingOffset.decode("9223372036854775800+100"))
+                .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> PendingOffset.decode("1+" + PendingOffset.MAX_NAMES))
+                .isInstanceOf(IllegalArgumentException.class);
+        });
+        assertThat(PendingOffset.decode("1+" + (PendingOffset.MAX_NAMES - 1))).hasSize(PendingOffset.MAX_NAMES);
     }
 
     @Test
