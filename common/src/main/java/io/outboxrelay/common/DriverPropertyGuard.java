@@ -51,10 +51,14 @@ public final class DriverPropertyGuard {
             throw new ConfigException(key, redact(url),
                 "must start with jdbc:postgresql: (for example jdbc:postgresql://localhost:5432/app)");
         }
-        if (userInfoEnd(withoutQuery(url)) >= 0) {
-            // checked before the driver parses it: pgjdbc would log the part after ':' as a bad port
+        // both checked before the driver parses the URL: pgjdbc logs a URL it cannot parse, or its bad port, whole
+        if (userInfoEnd(url) >= 0) {
             throw new ConfigException(key, redact(url), "must not carry credentials before the host"
-                + " (user:password@host); set connection.user and connection.password, which is masked");
+                + " (user:password@host); set connection.user and connection.password, which is masked (an '@'"
+                + " anywhere but in a query value counts; write one in a database name as %40)");
+        }
+        if (badPort(url)) {
+            throw new ConfigException(key, redact(url), "has a port that is not a number");
         }
         var parsed = Driver.parseURL(url, null);
         if (parsed == null) {
@@ -87,14 +91,15 @@ public final class DriverPropertyGuard {
         if (url == null) {
             return null;
         }
-        String base = withoutQuery(url);
-        boolean hadQuery = base.length() < url.length();
-        int at = userInfoEnd(base);
+        String shown = url;
+        int at = userInfoEnd(url);
         if (at >= 0) {
-            int start = base.indexOf("//") + 2;
-            base = base.substring(0, start) + "…" + base.substring(at);
+            shown = url.substring(0, url.indexOf("//") + 2) + "…" + url.substring(at);
+        } else if (badPort(url)) {
+            shown = url.substring(0, url.indexOf("//") + 2) + "…" + url.substring(authorityEnd(url));
         }
-        return hadQuery ? base + "?…" : base;
+        String base = withoutQuery(shown);
+        return base.length() < shown.length() ? base + "?…" : base;
     }
 
     private static String withoutQuery(String url) {
@@ -102,14 +107,47 @@ public final class DriverPropertyGuard {
         return q < 0 ? url : url.substring(0, q);
     }
 
-    /** In a URL without its query: index of the '@' ending a {@code //user:password@} part, or -1. */
-    private static int userInfoEnd(String base) {
-        int start = base.indexOf("//");
-        if (start < 0) {
-            return -1;
+    /**
+     * Index of the '@' ending a {@code //user:password@} part, or -1: the last '@' that is not in a query value
+     * ({@code ?ApplicationName=me@host}). Not the first '@' before the first '/' or '?': a password may hold either.
+     */
+    private static int userInfoEnd(String url) {
+        int start = url.indexOf("//");
+        for (int at = url.lastIndexOf('@'); start >= 0 && at > start + 1; at = url.lastIndexOf('@', at - 1)) {
+            int query = url.indexOf('?', start + 2);
+            int pair = Math.max(query, url.lastIndexOf('&', at));
+            boolean inValue = query >= 0 && query < at && url.indexOf('=', pair) >= 0 && url.indexOf('=', pair) < at;
+            if (!inValue) {
+                return at;
+            }
         }
-        int slash = base.indexOf('/', start + 2);
-        int at = base.lastIndexOf('@', slash < 0 ? base.length() - 1 : slash - 1);
-        return at > start ? at : -1;
+        return -1;
+    }
+
+    /** Where the hosts after {@code //} end: the first '/' or '?' after them, or the URL's end. */
+    private static int authorityEnd(String url) {
+        int start = url.indexOf("//") + 2;
+        int end = url.length();
+        for (char c : new char[] {'/', '?'}) {
+            int i = url.indexOf(c, start);
+            end = i >= 0 ? Math.min(end, i) : end;
+        }
+        return end;
+    }
+
+    /** Whether a host after {@code //} has a port that is not digits (the driver would log it). */
+    private static boolean badPort(String url) {
+        int start = url.indexOf("//");
+        if (start < 0) {
+            return false;
+        }
+        for (String host : url.substring(start + 2, authorityEnd(url)).split(",", -1)) {
+            int colon = host.lastIndexOf(':');
+            String port = colon > host.lastIndexOf(']') ? host.substring(colon + 1) : "";
+            if (!port.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -151,6 +151,33 @@ class DriverPropertyGuardTest {
 
     @ParameterizedTest
     @ValueSource(strings = {
+        "jdbc:postgresql://relay:CANARY/s3cr3t@db.example:5432/app",
+        "jdbc:postgresql://relay:CANARY?s3cr3t@db.example/app",
+        "jdbc:postgresql://relay:CANARY?s=3@db.example/app",
+        "jdbc:postgresql://relay:CANARY@db.example",
+        "postgres://relay:CANARY/x@db/app",
+        "jdbc:postgresql://relay:CANARY@db.example/app?ApplicationName=me@host",
+    })
+    void credentialsHoldingASlashOrAQuestionMarkAreRejectedWithoutShowingThem(String url) {
+        // a password with '/' or '?' hid its '@' from the check, and the driver logged the whole URL
+        ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).doesNotContain("CANARY");
+        assertThat(DriverPropertyGuard.redact(url)).doesNotContain("CANARY").startsWith(url.substring(0, url.indexOf("//") + 2));
+    }
+
+    @Test
+    void aPortThatIsNotANumberIsRejectedBeforeTheDriverLogsIt() {
+        ConfigException e = catchThrowableOfType(ConfigException.class,
+            () -> DriverPropertyGuard.check(KEY, "jdbc:postgresql://db.example:CANARY/app"));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("port").doesNotContain("CANARY");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
         "jdbc:mysql://db.example:3306/app?password=CANARY-s3cr3t",
         "postgresql://db.example:5432/app?password=CANARY-s3cr3t",
         "jdbc:postgres://db.example:5432/app?password=CANARY-s3cr3t",
@@ -169,6 +196,7 @@ class DriverPropertyGuardTest {
         "jdbc:postgresql://localhost/app?sslmode=verify-full&sslrootcert=/etc/ssl/pg-root.crt",
         "jdbc:postgresql://a:5432,b:5432/app?targetServerType=primary&ApplicationName=relay",
         "jdbc:postgresql:app",
+        "jdbc:postgresql://[::1]:5432/app?ApplicationName=relay@host&options=-c%20x=y",
     })
     void ordinaryUrlsPass(String url) {
         assertThatCode(() -> DriverPropertyGuard.check(KEY, url)).doesNotThrowAnyException();
