@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.ListCommits;
 import io.outboxrelay.common.MonotonicClock;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
@@ -55,6 +56,8 @@ public class OutboxRelayTask extends SourceTask {
     private TaskMetricsRegistry metricsRegistry;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
+    /** Connect commits each list before it polls again: what is still in flight at a poll was filtered whole. */
+    private boolean listsCommitBeforeNextPoll;
     private SlotReconciler reconciler;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
@@ -81,6 +84,7 @@ public class OutboxRelayTask extends SourceTask {
         config = new OutboxSourceTaskConfig(props);
         OutboxSourceConnectorConfig connector = config.connector();
         transactions = context == null ? null : context.transactionContext();
+        listsCommitBeforeNextPoll = ListCommits.beforeNextPoll(context, props);
         boolean namesRows = !connector.toleratesAllErrors(); // docs/exactly-once.md, 3.1
         if (transactions != null && !namesRows) {
             throw new ConnectException("transaction.boundary=connector needs errors.tolerance=none: under"
@@ -159,7 +163,7 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         held.dispatched(); // Connect is back for more: it sent everything returned before
-        if (transactions != null) {
+        if (listsCommitBeforeNextPoll) {
             settleAllFilteredLists();
             replays.settleOpenAsFiltered();
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outboxrelay.common.ComputedOffset;
 import io.outboxrelay.testsupport.MutableClock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,8 @@ import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The interleavings of docs/exactly-once.md, section 4, on an in-memory table and a fake of Connect's offsets
@@ -341,6 +344,55 @@ class ExactlyOnceRelayTaskTest {
         clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MS);
         task.poll();
         assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+    }
+
+    /**
+     * 3.8 under poll boundaries, found by review: lists whose every record a transform filtered filled the in-flight
+     * window and no claim came again (Connect acknowledges them only with a later transaction, which needs a claim).
+     */
+    @Test
+    void requiredWithPollBoundariesSettlesAllFilteredListsSoAFullWindowClaimsAgain() throws Exception {
+        insert(1, 2);
+        start(false, Map.of("exactly.once.support", "required", "outbox.batch.size", "1",
+            "outbox.batch.max.size", "1", "outbox.max.inflight.batches", "1"));
+        assertThat(seqs(task.poll())).containsExactly(1L); // filtered: Connect commits and acknowledges nothing
+
+        List<Long> next = new ArrayList<>();
+        for (int i = 0; i < 3 && next.isEmpty(); i++) {
+            clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+            next.addAll(seqs(task.poll()));
+        }
+
+        assertThat(next).containsExactly(2L);
+        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+    }
+
+    /** The control: where Connect may acknowledge a list after the next poll, a full window waits for it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"requested", "required/interval"})
+    void withoutACommitBeforeEachPollAnUnacknowledgedListIsNeverTakenForFiltered(String mode) throws Exception {
+        insert(1, 2);
+        Map<String, String> props = new HashMap<>(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1",
+            "outbox.max.inflight.batches", "1", "exactly.once.support", mode.split("/")[0]));
+        if (mode.contains("/")) {
+            props.put("transaction.boundary", mode.split("/")[1]);
+        }
+        start(false, props);
+        List<SourceRecord> first = task.poll();
+
+        for (int i = 0; i < 3; i++) {
+            clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+            assertThat(task.poll()).as("the window is full").isNullOrEmpty();
+        }
+        assertThat(store.row(1).fanout).as("in flight, not settled").isNull();
+
+        context.acknowledge(task, first, Set.of());
+        List<Long> next = new ArrayList<>();
+        for (int i = 0; i < 3 && next.isEmpty(); i++) {
+            clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+            next.addAll(seqs(task.poll()));
+        }
+        assertThat(next).containsExactly(2L);
     }
 
     /** 3.7, 4.14 */

@@ -1,6 +1,7 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.ListCommits;
 import io.outboxrelay.common.MonotonicClock;
 import io.outboxrelay.common.TaskMetricsRegistry;
 import java.sql.SQLException;
@@ -97,6 +98,8 @@ public class MentionRecoveryTask extends SourceTask {
     private boolean namesMessages;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
+    /** Connect commits each list before it polls again: what is unacknowledged at a poll was filtered whole. */
+    private boolean listsCommitBeforeNextPoll;
     /** The messages the committed offset named at start: marked before the first pass. */
     private List<MentionOffsets.Named> namedAtStart = List.of();
     /** The records of the last list returned; with connector boundaries, settled if Connect never does. */
@@ -144,6 +147,7 @@ public class MentionRecoveryTask extends SourceTask {
         toleranceAll = tolerance != null && "all".equalsIgnoreCase(tolerance.trim()); // trimmed, as Connect reads it
         namesMessages = !toleranceAll;
         transactions = context == null ? null : context.transactionContext();
+        listsCommitBeforeNextPoll = ListCommits.beforeNextPoll(context, props);
         lastList = List.of();
         if (!config.enabled()) {
             log.info("Mention recovery is disabled ({}=false); the task stays idle", MentionRecoveryConfig.ENABLED);
@@ -218,9 +222,9 @@ public class MentionRecoveryTask extends SourceTask {
             t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
             return null;
         }
-        if (transactions != null && !acks.allSettled()) {
-            // connector boundaries: Connect polls again only after the last list's commit delivered its
-            // acknowledgements, unless every record was filtered; their nulls come with some later commit
+        if (listsCommitBeforeNextPoll && !acks.allSettled()) {
+            // Connect polls again only after the last list's commit delivered its acknowledgements, unless every
+            // record was filtered; their nulls come with some later commit (ListCommits)
             lastList.forEach(r -> ((MentionRecord) r).settle(false));
         }
         boolean settled = acks.allSettled(); // read first: a settled message was queued before it counted

@@ -152,6 +152,32 @@ class MentionExactlyOnceTest {
         assertThat(store.routedAt("m1")).as("undelivered, as a null acknowledgement says").isNull();
     }
 
+    /** The same under exactly.once.support=required and poll boundaries (found by review: the task waited for ever). */
+    @Test
+    void requiredWithPollBoundariesAWhollyFilteredListDoesNotStallTheTask() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start(false, "mentions.batch.size", "1", "exactly.once.support", "required");
+        assertThat(pollForRecords()).hasSize(1); // filtered: Connect commits and acknowledges nothing
+
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
+        assertThat(pollForRecords()).hasSize(1);
+        assertThat(store.routedAt("m1")).as("undelivered, as a null acknowledgement says").isNull();
+    }
+
+    /** The control: where an acknowledgement may come after the next poll, the task waits for it. */
+    @Test
+    void requestedWaitsForTheAcknowledgementsOfTheListBefore() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        start(false, "mentions.batch.size", "1", "exactly.once.support", "requested");
+        List<SourceRecord> first = pollForRecords();
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
+
+        pollSome();
+        assertThat(store.calls.stream().filter("read"::equals)).as("no read while m1 is unacknowledged").hasSize(1);
+        task.commitRecord(first.get(0), ACK);
+        assertThat(pollForRecords()).hasSize(1);
+    }
+
     /**
      * A batch cut short (the read deferred m3, past its budget of blocks) under connector transaction boundaries:
      * each list is one transaction, committed on its last record, and each record's offset names only the messages
