@@ -56,8 +56,8 @@ public class OutboxRelayTask extends SourceTask {
     private TaskMetricsRegistry metricsRegistry;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
-    /** Connect commits each list before it polls again: what is still in flight at a poll was filtered whole. */
-    private boolean listsCommitBeforeNextPoll;
+    /** Whether Connect commits each list before it polls again: then what is in flight at a poll was filtered. */
+    private volatile ListCommits listCommits;
     private SlotReconciler reconciler;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
@@ -84,7 +84,7 @@ public class OutboxRelayTask extends SourceTask {
         config = new OutboxSourceTaskConfig(props);
         OutboxSourceConnectorConfig connector = config.connector();
         transactions = context == null ? null : context.transactionContext();
-        listsCommitBeforeNextPoll = ListCommits.beforeNextPoll(context, props);
+        listCommits = ListCommits.of(context, props);
         boolean namesRows = !connector.toleratesAllErrors(); // docs/exactly-once.md, 3.1
         if (transactions != null && !namesRows) {
             throw new ConnectException("transaction.boundary=connector needs errors.tolerance=none: under"
@@ -163,7 +163,8 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         held.dispatched(); // Connect is back for more: it sent everything returned before
-        if (listsCommitBeforeNextPoll) {
+        listCommits.polling();
+        if (listCommits.beforeNextPoll()) {
             settleAllFilteredLists();
             replays.settleOpenAsFiltered();
         }
@@ -344,6 +345,7 @@ public class OutboxRelayTask extends SourceTask {
 
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+        listCommits.acknowledged(metadata);
         if (record instanceof OutboxRecord r) {
             held.acknowledged(r, metadata);
         } else if (record instanceof ReplayRecord r) {

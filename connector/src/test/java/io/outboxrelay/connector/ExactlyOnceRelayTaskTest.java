@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outboxrelay.common.ComputedOffset;
@@ -349,50 +350,70 @@ class ExactlyOnceRelayTaskTest {
     /**
      * 3.8 under poll boundaries, found by review: lists whose every record a transform filtered filled the in-flight
      * window and no claim came again (Connect acknowledges them only with a later transaction, which needs a claim).
+     * Settled once Connect showed it commits each list: an acknowledgement on the poll thread (this test's thread).
      */
     @Test
     void requiredWithPollBoundariesSettlesAllFilteredListsSoAFullWindowClaimsAgain() throws Exception {
-        insert(1, 2);
-        start(false, Map.of("exactly.once.support", "required", "outbox.batch.size", "1",
-            "outbox.batch.max.size", "1", "outbox.max.inflight.batches", "1"));
-        assertThat(seqs(task.poll())).containsExactly(1L); // filtered: Connect commits and acknowledges nothing
+        insert(1, 3);
+        startOneRowWindow("required", null);
+        context.acknowledge(task, task.poll(), Set.of()); // row 1: committed before the next poll, on its thread
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+        assertThat(seqs(task.poll())).containsExactly(2L); // filtered: Connect commits and acknowledges nothing
 
-        List<Long> next = new ArrayList<>();
-        for (int i = 0; i < 3 && next.isEmpty(); i++) {
-            clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
-            next.addAll(seqs(task.poll()));
-        }
-
-        assertThat(next).containsExactly(2L);
-        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+        assertThat(pollUntilRows()).containsExactly(3L);
+        assertThat(store.row(2).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
     }
 
-    /** The control: where Connect may acknowledge a list after the next poll, a full window waits for it. */
+    /**
+     * The controls: where Connect may acknowledge a list after the next poll (requested: maybe no exactly-once at
+     * all; interval boundaries; required on a worker that runs the task at least once, its acknowledgements coming
+     * from the producer's thread), a full window waits for the acknowledgement and never takes the list for filtered.
+     */
     @ParameterizedTest
-    @ValueSource(strings = {"requested", "required/interval"})
+    @ValueSource(strings = {"requested", "required/interval", "required/poll/producer-thread"})
     void withoutACommitBeforeEachPollAnUnacknowledgedListIsNeverTakenForFiltered(String mode) throws Exception {
-        insert(1, 2);
-        Map<String, String> props = new HashMap<>(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1",
-            "outbox.max.inflight.batches", "1", "exactly.once.support", mode.split("/")[0]));
-        if (mode.contains("/")) {
-            props.put("transaction.boundary", mode.split("/")[1]);
-        }
-        start(false, props);
+        String[] m = mode.split("/");
+        insert(1, 3);
+        startOneRowWindow(m[0], m.length > 1 ? m[1] : null);
         List<SourceRecord> first = task.poll();
+        if (m.length > 2) {
+            Thread producer = new Thread(() -> assertThatCode(() -> context.acknowledge(task, first, Set.of()))
+                .doesNotThrowAnyException());
+            producer.start();
+            producer.join();
+        } else {
+            context.acknowledge(task, first, Set.of());
+        }
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
+        List<SourceRecord> second = task.poll();
+        assertThat(seqs(second)).containsExactly(2L);
 
         for (int i = 0; i < 3; i++) {
             clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
             assertThat(task.poll()).as("the window is full").isNullOrEmpty();
         }
-        assertThat(store.row(1).fanout).as("in flight, not settled").isNull();
+        assertThat(store.row(2).fanout).as("in flight, not settled").isNull();
 
-        context.acknowledge(task, first, Set.of());
+        context.acknowledge(task, second, Set.of());
+        assertThat(pollUntilRows()).containsExactly(3L);
+    }
+
+    private void startOneRowWindow(String support, String boundary) {
+        Map<String, String> props = new HashMap<>(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1",
+            "outbox.max.inflight.batches", "1", "exactly.once.support", support));
+        if (boundary != null) {
+            props.put("transaction.boundary", boundary);
+        }
+        start(false, props);
+    }
+
+    private List<Long> pollUntilRows() throws InterruptedException {
         List<Long> next = new ArrayList<>();
         for (int i = 0; i < 3 && next.isEmpty(); i++) {
             clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
             next.addAll(seqs(task.poll()));
         }
-        assertThat(next).containsExactly(2L);
+        return next;
     }
 
     /** 3.7, 4.14 */

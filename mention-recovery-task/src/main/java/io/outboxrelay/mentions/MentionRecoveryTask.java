@@ -98,8 +98,8 @@ public class MentionRecoveryTask extends SourceTask {
     private boolean namesMessages;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
-    /** Connect commits each list before it polls again: what is unacknowledged at a poll was filtered whole. */
-    private boolean listsCommitBeforeNextPoll;
+    /** Whether Connect commits each list before it polls again: then what is unacknowledged at a poll was filtered. */
+    private volatile ListCommits listCommits;
     /** The messages the committed offset named at start: marked before the first pass. */
     private List<MentionOffsets.Named> namedAtStart = List.of();
     /** The records of the last list returned; with connector boundaries, settled if Connect never does. */
@@ -147,7 +147,7 @@ public class MentionRecoveryTask extends SourceTask {
         toleranceAll = tolerance != null && "all".equalsIgnoreCase(tolerance.trim()); // trimmed, as Connect reads it
         namesMessages = !toleranceAll;
         transactions = context == null ? null : context.transactionContext();
-        listsCommitBeforeNextPoll = ListCommits.beforeNextPoll(context, props);
+        listCommits = ListCommits.of(context, props);
         lastList = List.of();
         if (!config.enabled()) {
             log.info("Mention recovery is disabled ({}=false); the task stays idle", MentionRecoveryConfig.ENABLED);
@@ -222,7 +222,8 @@ public class MentionRecoveryTask extends SourceTask {
             t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
             return null;
         }
-        if (listsCommitBeforeNextPoll && !acks.allSettled()) {
+        listCommits.polling();
+        if (listCommits.beforeNextPoll() && !acks.allSettled()) {
             // Connect polls again only after the last list's commit delivered its acknowledgements, unless every
             // record was filtered; their nulls come with some later commit (ListCommits)
             lastList.forEach(r -> ((MentionRecord) r).settle(false));
@@ -472,6 +473,10 @@ public class MentionRecoveryTask extends SourceTask {
      */
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
+        ListCommits commits = listCommits;
+        if (commits != null) {
+            commits.acknowledged(metadata);
+        }
         if (record instanceof MentionRecord r) {
             if (metadata == null && warnedUndelivered.compareAndSet(false, true)) {
                 warnUndelivered(r.messageId());
