@@ -223,7 +223,9 @@ final class OutboxConfigDef {
                     + " StringConverter the value is exactly the text the claim read (payload::text). payload.bytes:"
                     + " the same text as UTF-8 bytes (schema: optional bytes), for ByteArrayConverter. payload.json:"
                     + " the payload parsed into schemaless maps and lists, for JsonConverter with"
-                    + " schemas.enable=false, which then writes a JSON object (numbers become a long or a double). With"
+                    + " schemas.enable=false, which then writes a JSON object (numbers become a long or a double; a"
+                    + " payload that is not exactly one JSON value, or holds a number beyond a double's range, is"
+                    + " poisoned). With"
                     + " every payload format the event's metadata travels in headers: event.id, event.type,"
                     + " subscription, event.seq, event.subject, event.occurred_at (ISO-8601) and, on a coalesced"
                     + " record, event.coalesced_seqs (comma-separated).",

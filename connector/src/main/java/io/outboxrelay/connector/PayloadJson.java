@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
@@ -15,7 +16,9 @@ import java.util.Map;
  * other number a {@code Double}: JsonConverter writes no other number schemaless.
  */
 final class PayloadJson {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** Text after the value fails (a text or varchar payload column holds any text), rather than being dropped. */
+    private static final ObjectMapper MAPPER =
+        new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private PayloadJson() {
     }
@@ -42,7 +45,7 @@ final class PayloadJson {
         try {
             return value(MAPPER.readTree(json));
         } catch (JsonProcessingException e) {
-            // the column is jsonb: PostgreSQL only ever returns valid JSON text
+            // jsonb is always valid JSON; a text or varchar payload column need not be
             throw new IllegalStateException("payload is not valid JSON: " + e.getOriginalMessage(), e);
         }
     }
@@ -70,8 +73,18 @@ final class PayloadJson {
                 return node.booleanValue();
             }
             case NUMBER -> {
-                return node.isIntegralNumber() && node.canConvertToLong() ? (Object) node.longValue()
-                    : (Object) node.doubleValue();
+                if (node.isIntegralNumber() && node.canConvertToLong()) {
+                    return node.longValue();
+                }
+                double d = node.doubleValue();
+                if (!Double.isFinite(d)) {
+                    // jsonb keeps 1e309 exactly; as a double it would go out as "Infinity", another event
+                    throw new IllegalStateException("the payload has a number beyond a double's range");
+                }
+                return d;
+            }
+            case MISSING -> {
+                throw new IllegalStateException("the payload is empty, not JSON");
             }
             default -> {
                 return null;

@@ -60,6 +60,20 @@ class RejectionRulesTest {
             1, null, 14, null, null, null, false))).isNull();
     }
 
+    /**
+     * A text or varchar payload column (validation allows them) can hold what is not one JSON value: an empty text
+     * was rejected as "JSON null", text after the value was dropped without a word, a number past a double's range
+     * went out as "Infinity".
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   ", "{\"a\": 1} trailing", "{\"a\": 1}{}", "[1] 2", "1e400"})
+    void aTextPayloadThatIsNotExactlyOneJsonValueIsRejectedForWhatItIs(String payload) {
+        ClaimedRow row = new ClaimedRow(16, "id-16", "order.created", "order:1", payload, 0L, 1, null,
+            payload.length(), null, null, null, false);
+        assertThat(payloadJsonRules().beforeProducing(row)).contains("value.format=payload.json")
+            .doesNotContain("JSON null").contains("events_requeue(16)");
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {Long.MAX_VALUE, Long.MIN_VALUE})
     void aRowWhoseOccurredAtIsInfiniteIsRejectedWithTheFix(long infinity) {
