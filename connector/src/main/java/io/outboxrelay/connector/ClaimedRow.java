@@ -88,8 +88,9 @@ record ClaimedRow(
         }
         int subjectBytes = jsonStringBytes(subject, utf8Length(subject));
         int typeBytes = jsonStringBytes(type, utf8Length(type));
+        int idBytes = jsonStringBytes(id, utf8Length(id)); // any text on an adopted table: escaped and UTF-8 too
         int copies = shape.cloudEvents() ? 3 : 2;
-        int bytes = payloadAsWritten + copies * (subjectBytes + typeBytes + id.length()) + RECORD_OVERHEAD_BYTES;
+        int bytes = payloadAsWritten + copies * (subjectBytes + typeBytes + idBytes) + RECORD_OVERHEAD_BYTES;
         if (shape.cloudEvents()) {
             bytes += utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
         }

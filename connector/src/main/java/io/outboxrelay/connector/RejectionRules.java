@@ -25,12 +25,24 @@ final class RejectionRules {
         this.reservedHeaders = config.recordShape().reservedHeaders();
     }
 
+    /**
+     * At most {@link JdbcOutboxStore#POISONED_TEXT_MAX_CHARS} of a row's earlier error: it may be any size (written by
+     * hand, or grown by each poison and requeue), and a reason goes into the row, a log line and a poison record.
+     */
+    static String cut(String text) {
+        int max = JdbcOutboxStore.POISONED_TEXT_MAX_CHARS;
+        if (text.length() <= max) {
+            return text;
+        }
+        return text.substring(0, Character.isHighSurrogate(text.charAt(max - 1)) ? max - 1 : max) + "…";
+    }
+
     /** Why this claimed row must not be produced, or null when it may be. */
     String beforeProducing(ClaimedRow row) {
         if (row.attempts() > config.maxAttempts()) {
             return claimedTooOften(row.attempts()) + "; each time the task failed or was stopped while delivering it, or"
                 + " the claim's result was lost with the database connection"
-                + (row.lastError() == null ? "" : "; last error: " + row.lastError());
+                + (row.lastError() == null ? "" : "; last error: " + cut(row.lastError()));
         }
         if (row.unreadable() != null) {
             return row.unreadable();

@@ -243,14 +243,14 @@ SELECT count(pg_notify(:channel, r)) FROM unnest(:receipts::text[]) r;
 
 -- name: PoisonRows
 -- seqs[i] (ascending) is poisoned with reasons[i]. What it returns is for one log line and one poison record per row:
--- type and subject cut at :text_max characters, and every text as ClaimRows sends it (the hex of its bytes where
+-- id, type and subject cut at :text_max characters, and every text as ClaimRows sends it (the hex of its bytes where
 -- the server might refuse to send it: x.raw).
 WITH p AS (
   UPDATE {table} e
      SET poisoned_at = now(), last_error = (:reasons::text[])[width_bucket(e.seq, :seqs::bigint[])], lease_owner = NULL,
          lease_until = NULL, next_attempt_at = NULL
    WHERE e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
-  RETURNING e.seq, e.{col.id}::text AS id, left(e.{col.type}::text, :text_max::int) AS type,
+  RETURNING e.seq, left(e.{col.id}::text, :text_max::int) AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),
 x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings}) THEN current_setting('server_encoding')

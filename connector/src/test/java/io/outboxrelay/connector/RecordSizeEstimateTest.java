@@ -17,6 +17,7 @@ import org.apache.kafka.connect.storage.StringConverter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code outbox.max.record.bytes} is checked against an estimate made before any converter runs. The
@@ -122,6 +123,16 @@ class RecordSizeEstimateTest {
                 }
             }
         }
+    }
+
+    /** An adopted table's id is any text: a long one of quotes or of two-byte characters counts as written. */
+    @ParameterizedTest
+    @ValueSource(strings = {"quotes", "two-byte"})
+    void theEstimateCoversALongIdAsJsonConverterEscapesAndEncodesIt(String kind) {
+        String id = kind.equals("quotes") ? "\"".repeat(45_000) : "é".repeat(30_000);
+        ClaimedRow row = new ClaimedRow(7, id, "supplier.connected", "supplier:42", "{}", 1_000L, 1, null, 2, null,
+            null, null, false);
+        assertThat(row.estimatedRecordBytes(RecordShape.ENVELOPE)).isGreaterThanOrEqualTo(convertedBytes(row));
     }
 
     @Test

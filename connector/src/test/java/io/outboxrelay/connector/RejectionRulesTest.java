@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outboxrelay.common.Backoff;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -72,6 +73,19 @@ class RejectionRulesTest {
             payload.length(), null, null, null, false);
         assertThat(payloadJsonRules().beforeProducing(row)).contains("value.format=payload.json")
             .doesNotContain("JSON null").contains("events_requeue(16)");
+    }
+
+    /** A row's last error may be any size (each poison and requeue adds to it): its reason keeps a bounded part. */
+    @Test
+    void aRowsEarlierErrorIsCutInTheReasonThatQuotesIt() {
+        String huge = "x".repeat(2_000_000);
+        ClaimedRow row = new ClaimedRow(17, "id-17", "order.created", "order:1", null, 0L, 99, huge, 2, null, null,
+            null, false);
+        String reason = RULES.beforeProducing(row);
+        assertThat(reason).contains("claimed 99 times").endsWith("…")
+            .hasSizeLessThan(JdbcOutboxStore.POISONED_TEXT_MAX_CHARS + 1_000);
+        assertThat(RejectionRules.cut("😀".repeat(1_000))).endsWith("…").doesNotContain("\uFFFD")
+            .satisfies(c -> assertThat(Character.isHighSurrogate(c.charAt(c.length() - 2))).isFalse());
     }
 
     @ParameterizedTest
