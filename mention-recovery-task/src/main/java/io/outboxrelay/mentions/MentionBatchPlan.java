@@ -55,6 +55,9 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
                     mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
                         msg.channelMandatory(), msg.channelId(), msg.authorId());
                     fault = unreadable(mentions, msg.channelId());
+                    if (fault == null) {
+                        fault = tooLarge(msg, mentions);
+                    }
                     if (fault != null) {
                         mentions = List.of();
                     }
@@ -84,6 +87,44 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         }
         return new MentionBatchPlan(List.copyOf(routed), List.copyOf(nothing), List.copyOf(faults), List.copyOf(owed),
             planned);
+    }
+
+    /**
+     * The most a recovered-mention record may take, its texts as a converter writes them: under the producer's
+     * default {@code max.request.size} (1 MiB) with room for the schema JsonConverter adds.
+     */
+    static final int MAX_RECORD_BYTES = 1_000_000;
+
+    /**
+     * Why a record of the message would be too large to send (its texts are unbounded columns: a producer that
+     * refused it would fail the task, and every restart would read the message first again), or null.
+     */
+    private static String tooLarge(UnroutedMessage msg, List<RoutedMention> mentions) {
+        long fixed = writtenBytes(msg.id()) + writtenBytes(msg.channelId()) + writtenBytes(msg.authorId());
+        for (RoutedMention m : mentions) {
+            // the account id is both the key and a field
+            long bytes = fixed + 2L * writtenBytes(m.member().accountId()) + writtenBytes(m.member().handle());
+            if (bytes > MAX_RECORD_BYTES) {
+                return "its record to agent " + cut(m.member().accountId()) + " would take over " + bytes + " bytes,"
+                    + " more than the " + MAX_RECORD_BYTES + " a recovered-mention record may (author_id "
+                    + msg.authorId().length() + " characters, message id " + msg.id().length() + ")";
+            }
+        }
+        return null;
+    }
+
+    /** Bytes of {@code s} as a JSON string's contents, at most: UTF-8, a quote or backslash 2, a control char 6. */
+    private static long writtenBytes(String s) {
+        long bytes = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            bytes += c < 0x20 ? 6 : c == '"' || c == '\\' ? 2 : c < 0x80 ? 1 : c < 0x800 || Character.isLowSurrogate(c) ? 2 : 3;
+        }
+        return bytes;
+    }
+
+    private static String cut(String s) {
+        return s.length() <= 100 ? s : s.substring(0, 100) + "…";
     }
 
     /**

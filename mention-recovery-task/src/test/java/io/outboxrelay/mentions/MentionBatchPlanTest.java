@@ -40,6 +40,25 @@ class MentionBatchPlanTest {
         assertThat(plan.faults()).extracting(f -> f.message().seq()).containsExactly(3L);
     }
 
+    /**
+     * author_id is an unbounded text copied into every record: a producer refusing the record failed the task, and
+     * each restart read that message first again. Now a per-message fault; the scan goes on.
+     */
+    @Test
+    void aMessageWhoseRecordWouldPassTheRecordLimitIsAFaultAndTheOthersAreRouted() {
+        UnroutedMessage huge = new UnroutedMessage("m1", 1, "u".repeat(1_100_000), "ch", false, text("@one"));
+        UnroutedMessage quoted = new UnroutedMessage("m2", 2, "\"".repeat(600_000), "ch", false, text("@one"));
+        UnroutedMessage ordinary = new UnroutedMessage("m3", 3, "u".repeat(900_000), "ch", false, text("@one"));
+
+        MentionBatchPlan plan = MentionBatchPlan.of(List.of(huge, quoted, ordinary), Map.of("ch", THREE_AGENTS), 10);
+
+        assertThat(plan.faults()).extracting(f -> f.message().seq()).containsExactly(1L, 2L);
+        assertThat(plan.faults().get(0).reason()).contains("author_id 1100000 characters").contains("a-1");
+        assertThat(plan.routed()).extracting(r -> r.message().seq()).containsExactly(3L);
+        assertThat(plan.owed()).as("nothing owed for a message left unrouted").allSatisfy(o ->
+            assertThat(o.messageId()).isEqualTo("m3"));
+    }
+
     @Test
     void aFirstMessageAboveTheCapIsPlannedWholeAlone() {
         MentionBatchPlan plan = MentionBatchPlan.of(List.of(message(1, text("@all")), message(2, text("@one"))),
