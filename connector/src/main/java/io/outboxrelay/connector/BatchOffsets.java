@@ -21,6 +21,7 @@ final class BatchOffsets implements RecordOffsets {
     private final Map<String, Object> partition;
     private final String owner;
     private final int tasks;
+    private final String subscriptions;
     private final boolean wholeList;
     /** The rows of this claim with records still to come, and how many. */
     private final Map<PendingRow, int[]> recordsToCome = new IdentityHashMap<>();
@@ -34,11 +35,12 @@ final class BatchOffsets implements RecordOffsets {
      * @param rows      this claim's rows, as handed out
      * @param wholeList every record names every row of the list (connector-defined boundaries)
      */
-    BatchOffsets(Map<String, Object> partition, String owner, int tasks, long[] earlier, List<PendingRow> rows,
-                 boolean wholeList) {
+    BatchOffsets(Map<String, Object> partition, String owner, int tasks, String subscriptions, long[] earlier,
+                 List<PendingRow> rows, boolean wholeList) {
         this.partition = partition;
         this.owner = owner;
         this.tasks = tasks;
+        this.subscriptions = subscriptions;
         this.wholeList = wholeList;
         this.seqs = Arrays.copyOf(earlier, earlier.length + rows.size());
         this.size = earlier.length;
@@ -53,7 +55,7 @@ final class BatchOffsets implements RecordOffsets {
 
     /** For tests: the slot partition of relay task 0 of {@code events}. */
     BatchOffsets(String owner, int tasks, long[] earlier, List<PendingRow> rows, boolean wholeList) {
-        this(PendingOffset.slot("events", 0, tasks), owner, tasks, earlier, rows, wholeList);
+        this(PendingOffset.slot("events", 0, tasks), owner, tasks, null, earlier, rows, wholeList);
     }
 
     @Override
@@ -91,6 +93,6 @@ final class BatchOffsets implements RecordOffsets {
     /** The value naming the first {@code count} seqs; computed once per offset Connect reads. */
     private Map<String, Object> value(int count) {
         long[] all = sealed != null ? sealed : seqs; // not sealed: read on the task thread while building
-        return PendingOffset.value(owner, tasks, all, count); // copies what it sorts
+        return PendingOffset.value(owner, tasks, subscriptions, all, count); // copies what it sorts
     }
 }

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -117,7 +118,9 @@ public class OutboxRelayTask extends SourceTask {
         Map<String, Object> slot =
             PendingOffset.slot(connector.table(), config.relayTaskIndex(), config.relayTaskCount());
         RecordOffsets.Naming naming = namesRows
-            ? RecordOffsets.Naming.pending(slot, store.owner(), config.relayTaskCount(), transactions != null)
+            ? RecordOffsets.Naming.pending(slot, store.owner(), config.relayTaskCount(),
+                connector.subscriptions().stream().map(Subscription::name).collect(Collectors.joining(",")),
+                transactions != null)
             : RecordOffsets.Naming.informational(connector.table());
         claims = new ClaimStep(store, held, writes,
             new OutboxRecordFactory(connector.subscriptions(), connector.table(), connector.recordShape(),

@@ -2,11 +2,13 @@ package io.outboxrelay.connector;
 
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The source offset of a relay record: it names the rows its task handed to Connect and has not stamped
- * (docs/exactly-once.md, 3.3), {@code {"v": 1, "owner": …, "tasks": …, "pending": "<runs>"}}, in the task's
+ * (docs/exactly-once.md, 3.3), {@code {"v": 1, "owner": …, "tasks": …, "pending": "<runs>", "subscriptions": "<names>"}}, in the task's
  * slot partition {@code {"outbox.slot": "<table>#<relay index>/<relay task count>"}}. A record's offset names the first
  * {@code count} seqs of its claim's {@link BatchOffsets}, computed when Connect first reads it
  * ({@link io.outboxrelay.common.ComputedOffset}).
@@ -39,8 +41,12 @@ final class PendingOffset {
         return Map.of(SLOT_KEY, table + "#" + relayIndex);
     }
 
-    /** The offset value naming {@code seqs[0..count)} (a copy is sorted): the last {@link #MAX_NAMES} of them. */
-    static Map<String, Object> value(String owner, int tasks, long[] seqs, int count) {
+    /**
+     * The offset value naming {@code seqs[0..count)} (a copy is sorted): the last {@link #MAX_NAMES} of them; with
+     * {@code subscriptions} (null: left out), the comma-separated names of the subscriptions the task produced to, so
+     * that a row stamped from it after a crash is said to be recovered for those only, not for one added since.
+     */
+    static Map<String, Object> value(String owner, int tasks, String subscriptions, long[] seqs, int count) {
         int from = Math.max(0, count - MAX_NAMES);
         long[] named = Arrays.copyOfRange(seqs, from, count);
         Map<String, Object> v = new LinkedHashMap<>();
@@ -48,6 +54,9 @@ final class PendingOffset {
         v.put("owner", owner);
         v.put("tasks", tasks);
         v.put("pending", encode(named, named.length));
+        if (subscriptions != null) {
+            v.put("subscriptions", subscriptions);
+        }
         return v;
     }
 
@@ -124,8 +133,11 @@ final class PendingOffset {
         }
     }
 
-    /** What a committed slot offset names: the owner whose leases it vouches for, its task count, the seqs. */
-    record Named(String owner, int tasks, long[] seqs) {
+    /**
+     * What a committed slot offset names: the owner whose leases it vouches for, its task count, the seqs, and the
+     * subscriptions produced to (null: not said, an offset of a version before it was).
+     */
+    record Named(String owner, int tasks, long[] seqs, Set<String> subscriptions) {
         /**
          * The names of a committed offset value; null for a value of another shape (the old {@code {"seq": n}},
          * a later version).
@@ -140,7 +152,9 @@ final class PendingOffset {
                 || !(value.get("pending") instanceof String pending)) {
                 throw new IllegalArgumentException("a version-1 slot offset without owner, tasks and pending: " + value);
             }
-            return new Named(owner, tasks.intValue(), decode(pending));
+            Set<String> subscriptions = value.get("subscriptions") instanceof String s
+                ? Set.copyOf(s.isEmpty() ? List.of() : List.of(s.split(",", -1))) : null;
+            return new Named(owner, tasks.intValue(), decode(pending), subscriptions);
         }
     }
 }

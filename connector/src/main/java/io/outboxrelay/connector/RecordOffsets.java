@@ -30,11 +30,14 @@ interface RecordOffsets {
         }
 
         /**
+         * @param subscriptions the names of the subscriptions the records go to ({@link PendingOffset#value})
          * @param wholeList every record of a list names every row of it (connector-defined transaction
          *                  boundaries); otherwise progressive offsets
          */
-        static Naming pending(Map<String, Object> slot, String owner, int relayTasks, boolean wholeList) {
-            return (held, rows) -> new BatchOffsets(slot, owner, relayTasks, held.producedNotStamped(), rows, wholeList);
+        static Naming pending(Map<String, Object> slot, String owner, int relayTasks, String subscriptions,
+                              boolean wholeList) {
+            return (held, rows) -> new BatchOffsets(slot, owner, relayTasks, subscriptions, held.producedNotStamped(),
+                rows, wholeList);
         }
     }
 

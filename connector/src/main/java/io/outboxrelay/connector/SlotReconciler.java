@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.storage.OffsetStorageReader;
 import org.slf4j.Logger;
@@ -138,7 +139,8 @@ final class SlotReconciler {
         while (!toReconcile.isEmpty()) {
             Slot slot = toReconcile.get(0);
             PendingOffset.Named named = slot.named();
-            OutboxStore.Recovered r = store.stampRecovered(named.owner(), named.seqs(), this::fanout);
+            OutboxStore.Recovered r = store.stampRecovered(named.owner(), named.seqs(),
+                type -> fanout(type, named.subscriptions()));
             toReconcile.remove(0);
             log.info("Slot {} (owner {}) named {} row(s): {} of this task's share stamped now without producing them"
                 + " again, {} stamped already", slot.name(), named.owner(), named.seqs().length, r.stamped(),
@@ -153,12 +155,15 @@ final class SlotReconciler {
         }
     }
 
-    /** {@code {"<subscription>": {"recovered": "source offset"}}} for every subscription the type matches. */
-    private String fanout(String type) {
-        return fanoutOfType.computeIfAbsent(type, t -> Json.write(g -> {
+    /**
+     * {@code {"<subscription>": {"recovered": "source offset"}}} for every subscription the type matches, of those
+     * the offset says the task produced to ({@code producedTo}; null: not said, every one).
+     */
+    private String fanout(String type, Set<String> producedTo) {
+        return fanoutOfType.computeIfAbsent(type + "\n" + producedTo, k -> Json.write(g -> {
             g.writeStartObject();
             for (Subscription s : subscriptions) {
-                if (s.matches(t)) {
+                if (s.matches(type) && (producedTo == null || producedTo.contains(s.name()))) {
                     g.writeObjectFieldStart(s.name());
                     g.writeStringField("recovered", "source offset");
                     g.writeEndObject();

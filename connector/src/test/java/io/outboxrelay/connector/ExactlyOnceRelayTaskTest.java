@@ -97,7 +97,8 @@ class ExactlyOnceRelayTaskTest {
         assertThat(named(records.get(1))).as("row 2 too").containsExactly(3);
         assertThat(named(records.get(2))).containsExactly(1, 2, 3);
         assertThat(Map.copyOf(records.get(2).sourceOffset()))
-            .isEqualTo(Map.of("v", 1, "owner", store.owner(), "tasks", 1, "pending", "1+2"));
+            .isEqualTo(Map.of("v", 1, "owner", store.owner(), "tasks", 1, "pending", "1+2", "subscriptions",
+                "orders,latest"));
     }
 
     /** 4.1 */
@@ -117,6 +118,49 @@ class ExactlyOnceRelayTaskTest {
         assertThat(store.row(1).fanout).isEqualTo(RECOVERED);
         assertThat(seqs(after)).as("produced again: none of the recovered rows").containsExactly(4L);
         assertThat(store.row(1).attempts).as("not claimed again").isEqualTo(1);
+    }
+
+    /**
+     * 3.9, found by review: a subscription added between the crash and the restart never got the rows the committed
+     * offset names (as without the crash: they were delivered before it existed), so their stamp must not say it did.
+     */
+    @Test
+    void aSubscriptionAddedSinceTheCrashIsNotSaidToHaveTheRecoveredRows() throws Exception {
+        insert(1, 2);
+        start();
+        context.commit(task, task.poll());
+
+        task = null;
+        store.newIncarnation();
+        clock.advance(1_000);
+        start(false, Map.of("subscriptions", "orders,audit"));
+        task.poll();
+
+        assertThat(store.row(1).fanout).isEqualTo(RECOVERED);
+        assertThat(store.row(2).fanout).isEqualTo(RECOVERED);
+    }
+
+    /** The control: an offset written before it said which subscriptions (older versions) recovers for every one. */
+    @Test
+    void anOffsetThatDoesNotSayWhichSubscriptionsRecoversForEveryMatchingOne() throws Exception {
+        insert(1, 1);
+        start();
+        List<SourceRecord> list = task.poll();
+        context.commit(task, list);
+        context.committed.replaceAll((partition, value) -> {
+            Map<String, Object> old = new HashMap<>(value);
+            old.remove("subscriptions");
+            return old;
+        });
+
+        task = null;
+        store.newIncarnation();
+        clock.advance(1_000);
+        start(false, Map.of("subscriptions", "orders,audit"));
+        task.poll();
+
+        assertThat(store.row(1).fanout)
+            .isEqualTo("{\"orders\":{\"recovered\":\"source offset\"},\"audit\":{\"recovered\":\"source offset\"}}");
     }
 
     /** 4.2, the control of 4.1. */
