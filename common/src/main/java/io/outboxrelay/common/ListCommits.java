@@ -12,30 +12,32 @@ import org.apache.kafka.connect.source.SourceTaskContext;
  * {@code commitRecord(…, null)} only with some later transaction, so a task that waited for them could wait for
  * ever (docs/exactly-once.md, 3.8).
  *
- * <p>True with the task's own transactions ({@code transaction.boundary=connector}). With
- * {@code exactly.once.support=required} and poll boundaries (the default) too, but only once Connect has shown
- * that it runs the task in transactions: an acknowledgement handed over on the task's own thread, which only a
- * transaction's commit does (without exactly-once they come from the producer's thread). The configuration alone
- * does not prove it: a standalone worker, or one whose exactly-once support was turned off after the connector
- * was created, runs the task at least once, where a list may still be on its way at the next poll. Never with
- * {@code requested} or {@code interval} boundaries, where that is always possible.
+ * <p>True with the task's own transactions ({@code transaction.boundary=connector}). With poll boundaries (the
+ * default) only once Connect has shown that it runs the task in transactions, whatever {@code exactly.once.support}
+ * says (a worker with exactly-once support runs every source task so, one without it none, and a standalone worker
+ * ignores the key): a {@code commit()} or an acknowledgement on the task's own thread. An exactly-once worker calls
+ * {@code commit()} on the task thread after every list it dispatched, an all-filtered one included, and hands over
+ * acknowledgements there as a transaction commits; an at-least-once worker calls {@code commit()} from its offset
+ * committer's thread and acknowledges from the producer's. Never with {@code interval} boundaries (a list may wait
+ * for the interval's commit) nor under {@code errors.tolerance=all}, where a null is a dropped record, not a filtered
+ * one.
  */
 public final class ListCommits {
     private final boolean ownTransactions;
-    private final boolean requiredWithPollBoundaries;
+    private final boolean mayProve;
     private volatile Thread pollThread;
-    private volatile boolean committedOnPollThread;
+    private volatile boolean transactionsShown;
 
-    private ListCommits(boolean ownTransactions, boolean requiredWithPollBoundaries) {
+    private ListCommits(boolean ownTransactions, boolean mayProve) {
         this.ownTransactions = ownTransactions;
-        this.requiredWithPollBoundaries = requiredWithPollBoundaries;
+        this.mayProve = mayProve;
     }
 
     public static ListCommits of(SourceTaskContext context, Map<String, String> props) {
-        String support = props.getOrDefault("exactly.once.support", "").strip().toLowerCase(Locale.ROOT);
         String boundary = props.getOrDefault("transaction.boundary", "").strip().toLowerCase(Locale.ROOT);
+        String tolerance = props.getOrDefault("errors.tolerance", "").strip().toLowerCase(Locale.ROOT);
         return new ListCommits(context != null && context.transactionContext() != null,
-            "required".equals(support) && (boundary.isEmpty() || "poll".equals(boundary)));
+            (boundary.isEmpty() || "poll".equals(boundary)) && !"all".equals(tolerance));
     }
 
     /** Task thread, at the start of each {@code poll()}. */
@@ -43,15 +45,26 @@ public final class ListCommits {
         pollThread = Thread.currentThread();
     }
 
+    /** From {@code SourceTask.commit()}, on whichever thread Connect calls it. */
+    public void committed() {
+        shownIfOnPollThread();
+    }
+
     /** From {@code commitRecord}: an acknowledgement, on whichever thread Connect delivers it. */
     public void acknowledged(RecordMetadata metadata) {
-        if (metadata != null && !committedOnPollThread && Thread.currentThread() == pollThread) {
-            committedOnPollThread = true;
+        if (metadata != null) {
+            shownIfOnPollThread();
+        }
+    }
+
+    private void shownIfOnPollThread() {
+        if (mayProve && !transactionsShown && Thread.currentThread() == pollThread) {
+            transactionsShown = true;
         }
     }
 
     /** Task thread: whether what is unacknowledged at this poll was filtered whole. */
     public boolean beforeNextPoll() {
-        return ownTransactions || requiredWithPollBoundaries && committedOnPollThread;
+        return ownTransactions || transactionsShown;
     }
 }

@@ -11,48 +11,55 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * When a task may take what is unacknowledged at a poll for filtered: only where Connect commits every list before
- * it polls again, and, without the task's own transactions, only once Connect showed it by acknowledging on the
- * poll thread.
+ * When a task may take what is unacknowledged at a poll for filtered: only with poll boundaries, errors.tolerance=none,
+ * and once Connect showed it runs the task in transactions (a commit or an acknowledgement on the poll thread).
  */
 class ListCommitsTest {
     private static final RecordMetadata ACK = new RecordMetadata(new TopicPartition("t", 0), 0, 0, 0, 0, 0);
 
-    private static ListCommits of(String support, String boundary) {
-        Map<String, String> props = new HashMap<>();
-        if (support != null) {
-            props.put("exactly.once.support", support);
-        }
+    private static ListCommits of(String boundary, String tolerance) {
+        Map<String, String> props = new HashMap<>(Map.of("exactly.once.support", "requested"));
         if (boundary != null) {
             props.put("transaction.boundary", boundary);
+        }
+        if (tolerance != null) {
+            props.put("errors.tolerance", tolerance);
         }
         return ListCommits.of(null, props);
     }
 
-    @ParameterizedTest(name = "exactly.once.support={0}, transaction.boundary={1}: {2}")
+    @ParameterizedTest(name = "transaction.boundary={0}, errors.tolerance={1}: {2}")
     @CsvSource(nullValues = "-", value = {
-        "required, -, true", "required, poll, true", "' Required ', ' POLL ', true",
-        "required, interval, false", "requested, -, false", "requested, poll, false", "-, -, false",
+        "-, -, true", "poll, none, true", "' POLL ', -, true", "interval, -, false", "' Interval', -, false",
+        "poll, all, false", "-, ' ALL ', false",
     })
-    void onlyRequiredWithPollBoundariesOnceAnAcknowledgementCameOnThePollThread(String support, String boundary,
-                                                                              boolean expected) {
-        ListCommits commits = of(support, boundary);
-        commits.polling();
-        assertThat(commits.beforeNextPoll()).as("nothing shown yet").isFalse();
+    void aCommitOrAnAcknowledgementOnThePollThreadShowsTransactionsWithPollBoundariesOnly(String boundary,
+                                                                                        String tolerance,
+                                                                                        boolean expected) {
+        ListCommits byCommit = of(boundary, tolerance);
+        byCommit.polling();
+        assertThat(byCommit.beforeNextPoll()).as("nothing shown yet").isFalse();
+        byCommit.committed();
+        assertThat(byCommit.beforeNextPoll()).isEqualTo(expected);
 
-        commits.acknowledged(null); // a filtered record's null proves nothing
-        assertThat(commits.beforeNextPoll()).isFalse();
-        commits.acknowledged(ACK);
-        assertThat(commits.beforeNextPoll()).isEqualTo(expected);
+        ListCommits byAck = of(boundary, tolerance);
+        byAck.polling();
+        byAck.acknowledged(null); // a filtered record's null proves nothing
+        assertThat(byAck.beforeNextPoll()).isFalse();
+        byAck.acknowledged(ACK);
+        assertThat(byAck.beforeNextPoll()).isEqualTo(expected);
     }
 
     @Test
-    void acknowledgementsFromTheProducersThreadShowNoTransaction() throws InterruptedException {
-        ListCommits commits = of("required", "poll");
+    void commitsAndAcknowledgementsFromOtherThreadsShowNoTransaction() throws InterruptedException {
+        ListCommits commits = of("poll", "none");
         commits.polling();
-        Thread producer = new Thread(() -> commits.acknowledged(ACK));
-        producer.start();
-        producer.join();
+        Thread other = new Thread(() -> {
+            commits.committed();
+            commits.acknowledged(ACK);
+        });
+        other.start();
+        other.join();
 
         assertThat(commits.beforeNextPoll()).isFalse();
     }

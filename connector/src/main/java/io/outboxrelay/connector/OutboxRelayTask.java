@@ -347,8 +347,19 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     @Override
+    public void commit() {
+        ListCommits commits = listCommits;
+        if (commits != null) {
+            commits.committed(); // on the poll thread only under exactly-once (ListCommits)
+        }
+    }
+
+    @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
-        listCommits.acknowledged(metadata);
+        ListCommits commits = listCommits;
+        if (commits != null) {
+            commits.acknowledged(metadata);
+        }
         if (record instanceof OutboxRecord r) {
             held.acknowledged(r, metadata);
         } else if (record instanceof ReplayRecord r) {

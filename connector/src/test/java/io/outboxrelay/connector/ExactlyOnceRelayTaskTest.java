@@ -394,60 +394,71 @@ class ExactlyOnceRelayTaskTest {
     /**
      * 3.8 under poll boundaries, found by review: lists whose every record a transform filtered filled the in-flight
      * window and no claim came again (Connect acknowledges them only with a later transaction, which needs a claim).
-     * Settled once Connect showed it commits each list: an acknowledgement on the poll thread (this test's thread).
+     * Settled once Connect showed it commits each list: a commit() on the poll thread (this test's thread), which an
+     * exactly-once worker makes after every list, an all-filtered one too, whatever exactly.once.support says.
      */
-    @Test
-    void requiredWithPollBoundariesSettlesAllFilteredListsSoAFullWindowClaimsAgain() throws Exception {
-        insert(1, 3);
-        startOneRowWindow("required", null);
-        context.acknowledge(task, task.poll(), Set.of()); // row 1: committed before the next poll, on its thread
-        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
-        assertThat(seqs(task.poll())).containsExactly(2L); // filtered: Connect commits and acknowledges nothing
+    @ParameterizedTest
+    @ValueSource(strings = {"required", "requested"})
+    void underExactlyOnceWithPollBoundariesAllFilteredListsSettleSoAFullWindowClaimsAgain(String support)
+        throws Exception {
+        insert(1, 2);
+        startOneRowWindow(Map.of("exactly.once.support", support));
+        assertThat(seqs(task.poll())).containsExactly(1L); // filtered: Connect acknowledges nothing
+        task.commit(); // the list's transaction boundary, with nothing to commit
 
-        assertThat(pollUntilRows()).containsExactly(3L);
-        assertThat(store.row(2).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
+        assertThat(pollUntilRows()).containsExactly(2L);
+        assertThat(store.row(1).fanout).isEqualTo("{\"orders\":{\"filtered\":true}}");
     }
 
     /**
-     * The controls: where Connect may acknowledge a list after the next poll (requested: maybe no exactly-once at
-     * all; interval boundaries; required on a worker that runs the task at least once, its acknowledgements coming
-     * from the producer's thread), a full window waits for the acknowledgement and never takes the list for filtered.
+     * The controls: where Connect may acknowledge a list after the next poll, a full window waits for the
+     * acknowledgement and never takes the list for filtered: interval boundaries (a commit on the poll thread only at
+     * the interval); an at-least-once worker, whatever exactly.once.support says (commit() from its offset committer's
+     * thread, acknowledgements from the producer's).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"requested", "required/interval", "required/poll/producer-thread"})
+    @ValueSource(strings = {"interval", "at-least-once"})
     void withoutACommitBeforeEachPollAnUnacknowledgedListIsNeverTakenForFiltered(String mode) throws Exception {
-        String[] m = mode.split("/");
-        insert(1, 3);
-        startOneRowWindow(m[0], m.length > 1 ? m[1] : null);
+        boolean atLeastOnce = mode.equals("at-least-once");
+        insert(1, 2);
+        startOneRowWindow(atLeastOnce ? Map.of("exactly.once.support", "required")
+            : Map.of("transaction.boundary", "interval"));
         List<SourceRecord> first = task.poll();
-        if (m.length > 2) {
-            Thread producer = new Thread(() -> assertThatCode(() -> context.acknowledge(task, first, Set.of()))
-                .doesNotThrowAnyException());
-            producer.start();
-            producer.join();
+        if (atLeastOnce) {
+            onAnotherThread(task::commit);
         } else {
-            context.acknowledge(task, first, Set.of());
+            task.commit();
         }
-        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
-        List<SourceRecord> second = task.poll();
-        assertThat(seqs(second)).containsExactly(2L);
 
         for (int i = 0; i < 3; i++) {
             clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
             assertThat(task.poll()).as("the window is full").isNullOrEmpty();
         }
-        assertThat(store.row(2).fanout).as("in flight, not settled").isNull();
+        assertThat(store.row(1).fanout).as("in flight, not settled").isNull();
 
-        context.acknowledge(task, second, Set.of());
-        assertThat(pollUntilRows()).containsExactly(3L);
+        if (atLeastOnce) {
+            onAnotherThread(() -> context.acknowledge(task, first, Set.of()));
+        } else {
+            context.acknowledge(task, first, Set.of());
+        }
+        assertThat(pollUntilRows()).containsExactly(2L);
+        assertThat(store.row(1).fanout).isNotEqualTo("{\"orders\":{\"filtered\":true}}");
     }
 
-    private void startOneRowWindow(String support, String boundary) {
+    private interface Call {
+        void run() throws Exception;
+    }
+
+    private static void onAnotherThread(Call call) throws InterruptedException {
+        Thread other = new Thread(() -> assertThatCode(call::run).doesNotThrowAnyException());
+        other.start();
+        other.join();
+    }
+
+    private void startOneRowWindow(Map<String, String> overrides) {
         Map<String, String> props = new HashMap<>(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1",
-            "outbox.max.inflight.batches", "1", "exactly.once.support", support));
-        if (boundary != null) {
-            props.put("transaction.boundary", boundary);
-        }
+            "outbox.max.inflight.batches", "1"));
+        props.putAll(overrides);
         start(false, props);
     }
 

@@ -472,6 +472,14 @@ public class MentionRecoveryTask extends SourceTask {
      * computed afterwards leaves it out).
      */
     @Override
+    public void commit() {
+        ListCommits commits = listCommits;
+        if (commits != null) {
+            commits.committed(); // on the poll thread only under exactly-once (ListCommits)
+        }
+    }
+
+    @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
         ListCommits commits = listCommits;
         if (commits != null) {

@@ -153,28 +153,31 @@ class MentionExactlyOnceTest {
     }
 
     /**
-     * The same under exactly.once.support=required and poll boundaries (found by review: the task waited for ever),
-     * once Connect showed that it commits each list: an acknowledgement on the poll thread (this test's thread).
+     * The same under poll boundaries (found by review: the task waited for ever), once Connect showed that it commits
+     * each list: a commit() on the poll thread (this test's thread), which an exactly-once worker makes after every
+     * list, an all-filtered one too.
      */
     @Test
-    void requiredWithPollBoundariesAWhollyFilteredListDoesNotStallTheTask() throws Exception {
+    void withPollBoundariesAWhollyFilteredListDoesNotStallTheTaskOnceCommitsComeOnItsThread() throws Exception {
         store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
         start(false, "mentions.batch.size", "1", "exactly.once.support", "required");
-        task.commitRecord(pollForRecords().get(0), ACK);
-        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
-        assertThat(pollForRecords()).hasSize(1); // filtered: Connect commits and acknowledges nothing
+        assertThat(pollForRecords()).hasSize(1); // filtered: Connect acknowledges nothing
+        task.commit();
 
-        store.addMessage("m3", 3, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
         assertThat(pollForRecords()).hasSize(1);
-        assertThat(store.routedAt("m2")).as("undelivered, as a null acknowledgement says").isNull();
+        assertThat(store.routedAt("m1")).as("undelivered, as a null acknowledgement says").isNull();
     }
 
-    /** The control: where an acknowledgement may come after the next poll, the task waits for it. */
+    /** The control: an at-least-once worker commits from another thread; the task waits for the acknowledgement. */
     @Test
-    void requestedWaitsForTheAcknowledgementsOfTheListBefore() throws Exception {
+    void commitsFromAnotherThreadProveNothingAndTheTaskWaitsForTheAcknowledgement() throws Exception {
         store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
-        start(false, "mentions.batch.size", "1", "exactly.once.support", "requested");
+        start(false, "mentions.batch.size", "1", "exactly.once.support", "required");
         List<SourceRecord> first = pollForRecords();
+        Thread committer = new Thread(task::commit);
+        committer.start();
+        committer.join();
         store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
 
         pollSome();

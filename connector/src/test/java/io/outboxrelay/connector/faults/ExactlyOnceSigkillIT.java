@@ -112,8 +112,9 @@ class ExactlyOnceSigkillIT {
     /**
      * Found by review: under poll boundaries Connect acknowledges a list whose every record a transform filtered only
      * with a later transaction, so such lists filled the in-flight window (one row here) and the task never claimed
-     * again. The audit rows' records are all filtered; the order row after them must still arrive, and every row be
-     * settled.
+     * again. The audit rows' records are all filtered, from the task's first list on, under Connect's default
+     * {@code exactly.once.support} (an exactly-once worker runs every source task in transactions); the order row
+     * after them must still arrive, and every row be settled.
      */
     @Test
     void listsATransformFiltersWholeDoNotStallTheRelay() {
@@ -122,20 +123,17 @@ class ExactlyOnceSigkillIT {
         List<Subscription> subscriptions = List.of(new Subscription("orders", connector + "-orders", "order.*"),
             new Subscription("audit", connector + "-audit", "audit.*"));
         Map<String, String> cfg = FaultScenarios.relayConfig(db, subscriptions, 1);
-        cfg.putAll(Map.of("exactly.once.support", "required", "outbox.batch.size", "1", "outbox.batch.max.size", "1",
+        cfg.putAll(Map.of("outbox.batch.size", "1", "outbox.batch.max.size", "1",
             "outbox.max.inflight.batches", "1", "transforms", "dropAudit",
             "transforms.dropAudit.type", "org.apache.kafka.connect.transforms.Filter",
             "transforms.dropAudit.predicate", "isAudit", "predicates", "isAudit",
             "predicates.isAudit.type", "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
             "predicates.isAudit.pattern", connector + "-audit"));
-        db.insertEvent("order.created", "o-1", "{\"n\": 1}");
-        eosWorker.configureConnector(connector, cfg);
-        FaultScenarios.awaitDrained(db, Duration.ofSeconds(60)); // one list committed: Connect runs transactions
-
         for (int i = 0; i < 5; i++) {
             db.insertEvent("audit.logged", "a-" + i, "{\"n\": " + i + "}");
         }
-        db.insertEvent("order.created", "o-2", "{\"n\": 2}");
+        db.insertEvent("order.created", "o-1", "{\"n\": 1}");
+        eosWorker.configureConnector(connector, cfg);
         FaultScenarios.awaitOrDescribe(Duration.ofSeconds(60), () -> OutboxLedger.backlog(db) == 0,
             () -> "stalled behind filtered lists: " + OutboxLedger.state(db) + "\n" + eosWorker.statusJson(connector));
 
