@@ -35,7 +35,8 @@ public final class ConnectionConfigKeys {
                 "JDBC URL of the PostgreSQL database, e.g. jdbc:postgresql://db:5432/app?sslmode=verify-full. "
                     + "Driver properties that load classes or write files (" + DriverPropertyGuard.describeForbidden()
                     + "; loggerLevel=OFF alone is accepted) are rejected, and so is a password or sslpassword in the URL: set connection.password and"
-                    + " connection.ssl.password, which are masked. TLS: ?sslmode=verify-full&sslrootcert=/path/root.crt.",
+                    + " connection.ssl.password, which are masked. So is any '@' after // (user:password@host; write"
+                    + " one in a database name or a query value as %40). TLS: ?sslmode=verify-full&sslrootcert=/path/root.crt.",
                 GROUP, ++order, Width.LONG, "JDBC URL")
             .define(USER, Type.STRING, null, Importance.HIGH,
                 "Database role the connector logs in as. It needs SELECT and UPDATE on the outbox table "

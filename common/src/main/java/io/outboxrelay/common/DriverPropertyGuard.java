@@ -51,14 +51,9 @@ public final class DriverPropertyGuard {
             throw new ConfigException(key, redact(url),
                 "must start with jdbc:postgresql: (for example jdbc:postgresql://localhost:5432/app)");
         }
-        // both checked before the driver parses the URL: pgjdbc logs a URL it cannot parse, or its bad port, whole
-        if (userInfoEnd(url) >= 0) {
-            throw new ConfigException(key, redact(url), "must not carry credentials before the host"
-                + " (user:password@host); set connection.user and connection.password, which is masked (an '@'"
-                + " anywhere but in a query value counts; write one in a database name as %40)");
-        }
-        if (badPort(url)) {
-            throw new ConfigException(key, redact(url), "has a port that is not a number");
+        String refused = refusedBeforeParsing(url);
+        if (refused != null) {
+            throw new ConfigException(key, redact(url), refused);
         }
         var parsed = Driver.parseURL(url, null);
         if (parsed == null) {
@@ -84,19 +79,61 @@ public final class DriverPropertyGuard {
     }
 
     /**
-     * The URL with its query string and any {@code user:password@} part removed, safe to show in an
-     * error or a log line.
+     * What is wrong with the URL's shape, checked before the driver parses it: pgjdbc logs a URL it cannot parse
+     * whole, and a bad port, at WARNING, so nothing that may hold a secret reaches it. Credentials before the host are
+     * refused wherever their '@' falls (a password may hold '/', '?' or '='): any '@' after {@code //} is, and one
+     * meant for a database name or a query value is written {@code %40}, which the driver decodes. A password in the
+     * query, a URL without its database ({@code //host:5432?…}), with a '/' more in it, or with a port that is not a
+     * number are refused too. Null when the driver may parse it.
+     */
+    private static String refusedBeforeParsing(String url) {
+        int start = url.indexOf("//");
+        if (start >= 0 && url.indexOf('@', start + 2) >= 0) {
+            return "must not carry credentials before the host (user:password@host): set connection.user and"
+                + " connection.password, which is masked (an '@' anywhere after // counts: write one in a database"
+                + " name or a query value as %40)";
+        }
+        int query = url.indexOf('?');
+        if (query >= 0) {
+            for (String pair : url.substring(query + 1).split("&", -1)) {
+                int eq = pair.indexOf('=');
+                String secretKey = SECRET_PROPERTIES.get((eq < 0 ? pair : pair.substring(0, eq)).strip()
+                    .toLowerCase(Locale.ROOT));
+                if (secretKey != null) {
+                    return "must not carry the driver property '" + pair.substring(0, eq < 0 ? pair.length() : eq)
+                        .strip() + "': a URL is shown as stored by Connect's REST API; set " + secretKey
+                        + ", which is masked";
+                }
+            }
+        }
+        if (start < 0) {
+            return null; // jdbc:postgresql:database
+        }
+        int slash = url.indexOf('/', start + 2);
+        if (slash < 0 || query >= 0 && query < slash) {
+            return "must name the database after the hosts (jdbc:postgresql://host:5432/app)";
+        }
+        if (url.substring(slash + 1, query < 0 ? url.length() : query).indexOf('/') >= 0) {
+            return "has a '/' more than the one before the database (jdbc:postgresql://host:5432/app)";
+        }
+        return badPort(url) ? "has a port that is not a number" : null;
+    }
+
+    /**
+     * The URL with its query string and anything between {@code //} and an '@' (credentials) removed, and the hosts
+     * too when a port is not a number: safe to show in an error or a log line.
      */
     public static String redact(String url) {
         if (url == null) {
             return null;
         }
         String shown = url;
-        int at = userInfoEnd(url);
-        if (at >= 0) {
-            shown = url.substring(0, url.indexOf("//") + 2) + "…" + url.substring(at);
+        int start = url.indexOf("//");
+        int at = start < 0 ? -1 : url.lastIndexOf('@');
+        if (at > start + 1) {
+            shown = url.substring(0, start + 2) + "…" + url.substring(at);
         } else if (badPort(url)) {
-            shown = url.substring(0, url.indexOf("//") + 2) + "…" + url.substring(authorityEnd(url));
+            shown = url.substring(0, start + 2) + "…" + url.substring(hostsEnd(url));
         }
         String base = withoutQuery(shown);
         return base.length() < shown.length() ? base + "?…" : base;
@@ -107,25 +144,8 @@ public final class DriverPropertyGuard {
         return q < 0 ? url : url.substring(0, q);
     }
 
-    /**
-     * Index of the '@' ending a {@code //user:password@} part, or -1: the last '@' that is not in a query value
-     * ({@code ?ApplicationName=me@host}). Not the first '@' before the first '/' or '?': a password may hold either.
-     */
-    private static int userInfoEnd(String url) {
-        int start = url.indexOf("//");
-        for (int at = url.lastIndexOf('@'); start >= 0 && at > start + 1; at = url.lastIndexOf('@', at - 1)) {
-            int query = url.indexOf('?', start + 2);
-            int pair = Math.max(query, url.lastIndexOf('&', at));
-            boolean inValue = query >= 0 && query < at && url.indexOf('=', pair) >= 0 && url.indexOf('=', pair) < at;
-            if (!inValue) {
-                return at;
-            }
-        }
-        return -1;
-    }
-
     /** Where the hosts after {@code //} end: the first '/' or '?' after them, or the URL's end. */
-    private static int authorityEnd(String url) {
+    private static int hostsEnd(String url) {
         int start = url.indexOf("//") + 2;
         int end = url.length();
         for (char c : new char[] {'/', '?'}) {
@@ -141,7 +161,7 @@ public final class DriverPropertyGuard {
         if (start < 0) {
             return false;
         }
-        for (String host : url.substring(start + 2, authorityEnd(url)).split(",", -1)) {
+        for (String host : url.substring(start + 2, hostsEnd(url)).split(",", -1)) {
             int colon = host.lastIndexOf(':');
             String port = colon > host.lastIndexOf(']') ? host.substring(colon + 1) : "";
             if (!port.chars().allMatch(c -> c >= '0' && c <= '9')) {

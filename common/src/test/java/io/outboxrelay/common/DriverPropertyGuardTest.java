@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import java.text.MessageFormat;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
 import java.util.stream.Stream;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -157,6 +161,10 @@ class DriverPropertyGuardTest {
         "jdbc:postgresql://relay:CANARY@db.example",
         "postgres://relay:CANARY/x@db/app",
         "jdbc:postgresql://relay:CANARY@db.example/app?ApplicationName=me@host",
+        "jdbc:postgresql://relay:12/CANARY?s=3@db.example/app",
+        "jdbc:postgresql://relay:x/CANARY?s=3@db.example/app",
+        "jdbc:postgresql://relay:9876?CANARY=1@db.example/app",
+        "jdbc:postgresql://db.example/app?ApplicationName=CANARY@x",
     })
     void credentialsHoldingASlashOrAQuestionMarkAreRejectedWithoutShowingThem(String url) {
         // a password with '/' or '?' hid its '@' from the check, and the driver logged the whole URL
@@ -165,6 +173,59 @@ class DriverPropertyGuardTest {
         assertThat(e).isNotNull();
         assertThat(e.getMessage()).doesNotContain("CANARY");
         assertThat(DriverPropertyGuard.redact(url)).doesNotContain("CANARY").startsWith(url.substring(0, url.indexOf("//") + 2));
+    }
+
+    /**
+     * Found by review: the driver logs a URL it cannot parse whole, at WARNING, and the password in its query was
+     * looked for only after that; nor may the start of a password show as a port.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "jdbc:postgresql://db.example:5432?user=u&password=CANARY",
+        "jdbc:postgresql://db.example/app/x?password=CANARY",
+        "jdbc:postgresql://db.example/app/x?sslpassword=CANARY",
+        "jdbc:postgresql://relay:9876CANARY/app",
+        "jdbc:postgresql://relay:9876?x=1@db.example/app",
+    })
+    void noPasswordReachesTheDriversLogNorTheError(String url) {
+        List<String> logged = new ArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                logged.add(MessageFormat.format(r.getMessage(), r.getParameters() == null ? new Object[0]
+                    : r.getParameters()));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger driver = java.util.logging.Logger.getLogger("org.postgresql");
+        driver.addHandler(handler);
+        try {
+            ConfigException e = catchThrowableOfType(ConfigException.class, () -> DriverPropertyGuard.check(KEY, url));
+
+            assertThat(e).isNotNull();
+            assertThat(e.getMessage()).doesNotContain("CANARY").doesNotContain("9876");
+            assertThat(logged).noneSatisfy(line -> assertThat(line).contains("CANARY"));
+        } finally {
+            driver.removeHandler(handler);
+        }
+    }
+
+    @Test
+    void anAtSignIsWrittenAsPercent40AndTheErrorSaysSo() {
+        ConfigException e = catchThrowableOfType(ConfigException.class,
+            () -> DriverPropertyGuard.check(KEY, "jdbc:postgresql://db.example/app?ApplicationName=me@host"));
+
+        assertThat(e).isNotNull();
+        assertThat(e.getMessage()).contains("%40");
+        assertThatCode(() -> DriverPropertyGuard.check(KEY, "jdbc:postgresql://db.example/app?ApplicationName=me%40host"))
+            .doesNotThrowAnyException();
     }
 
     @Test
@@ -196,7 +257,8 @@ class DriverPropertyGuardTest {
         "jdbc:postgresql://localhost/app?sslmode=verify-full&sslrootcert=/etc/ssl/pg-root.crt",
         "jdbc:postgresql://a:5432,b:5432/app?targetServerType=primary&ApplicationName=relay",
         "jdbc:postgresql:app",
-        "jdbc:postgresql://[::1]:5432/app?ApplicationName=relay@host&options=-c%20x=y",
+        "jdbc:postgresql://[::1]:5432/app?ApplicationName=relay%40host&options=-c%20x=y",
+        "jdbc:postgresql://db.example/app?sslrootcert=/etc/ssl/root.crt&sslmode=verify-full",
     })
     void ordinaryUrlsPass(String url) {
         assertThatCode(() -> DriverPropertyGuard.check(KEY, url)).doesNotThrowAnyException();
