@@ -17,8 +17,8 @@ import java.util.Map;
  */
 final class PayloadJson {
     /** Text after the value fails (a text or varchar payload column holds any text), rather than being dropped. */
-    private static final ObjectMapper MAPPER =
-        new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+        .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS); // to see a number a double cannot hold
 
     private PayloadJson() {
     }
@@ -77,8 +77,8 @@ final class PayloadJson {
                     return node.longValue();
                 }
                 double d = node.doubleValue();
-                if (!Double.isFinite(d)) {
-                    // jsonb keeps 1e309 exactly; as a double it would go out as "Infinity", another event
+                if (!Double.isFinite(d) || d == 0 && node.decimalValue().signum() != 0) {
+                    // jsonb keeps 1e309 and 1e-400 exactly; as doubles they would go out as "Infinity" and 0.0
                     throw new IllegalStateException("the payload has a number beyond a double's range");
                 }
                 return d;

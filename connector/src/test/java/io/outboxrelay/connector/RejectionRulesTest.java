@@ -67,12 +67,23 @@ class RejectionRulesTest {
      * went out as "Infinity".
      */
     @ParameterizedTest
-    @ValueSource(strings = {"", "   ", "{\"a\": 1} trailing", "{\"a\": 1}{}", "[1] 2", "1e400"})
+    @ValueSource(strings = {"", "   ", "{\"a\": 1} trailing", "{\"a\": 1}{}", "[1] 2", "1e400", "[1e-400]",
+        "{\"n\": -1e999}"})
     void aTextPayloadThatIsNotExactlyOneJsonValueIsRejectedForWhatItIs(String payload) {
         ClaimedRow row = new ClaimedRow(16, "id-16", "order.created", "order:1", payload, 0L, 1, null,
             payload.length(), null, null, null, false);
         assertThat(payloadJsonRules().beforeProducing(row)).contains("value.format=payload.json")
             .doesNotContain("JSON null").contains("events_requeue(16)");
+    }
+
+    @Test
+    void ordinaryNumbersOfEveryKindPassAndBecomeLongsOrDoubles() {
+        String payload = "{\"a\": 0.1, \"b\": 0.0, \"c\": -2.5e3, \"d\": 1e308, \"e\": -0, \"f\": 12}";
+        ClaimedRow row = new ClaimedRow(18, "id-18", "order.created", "order:1", payload, 0L, 1, null,
+            payload.length(), null, null, null, false);
+        assertThat(payloadJsonRules().beforeProducing(row)).isNull();
+        assertThat(PayloadJson.parse(payload)).isEqualTo(java.util.Map.of("a", 0.1, "b", 0.0, "c", -2500.0, "d", 1e308,
+            "e", 0L, "f", 12L));
     }
 
     /** A row's last error may be any size (each poison and requeue adds to it): its reason keeps a bounded part. */

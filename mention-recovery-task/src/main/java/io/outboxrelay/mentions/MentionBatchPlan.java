@@ -100,7 +100,8 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
      * refused it would fail the task, and every restart would read the message first again), or null.
      */
     private static String tooLarge(UnroutedMessage msg, List<RoutedMention> mentions) {
-        long fixed = writtenBytes(msg.id()) + writtenBytes(msg.channelId()) + writtenBytes(msg.authorId());
+        // the id once more, escaped twice, in the source offset Connect writes to its offsets topic (MentionOffsets)
+        long fixed = 3 * writtenBytes(msg.id()) + writtenBytes(msg.channelId()) + writtenBytes(msg.authorId());
         for (RoutedMention m : mentions) {
             // the account id is both the key and a field
             long bytes = fixed + 2L * writtenBytes(m.member().accountId()) + writtenBytes(m.member().handle());

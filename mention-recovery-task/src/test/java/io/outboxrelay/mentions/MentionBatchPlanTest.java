@@ -49,10 +49,13 @@ class MentionBatchPlanTest {
         UnroutedMessage huge = new UnroutedMessage("m1", 1, "u".repeat(1_100_000), "ch", false, text("@one"));
         UnroutedMessage quoted = new UnroutedMessage("m2", 2, "\"".repeat(600_000), "ch", false, text("@one"));
         UnroutedMessage ordinary = new UnroutedMessage("m3", 3, "u".repeat(900_000), "ch", false, text("@one"));
+        // the id travels in the record and, escaped twice, in the source offset Connect writes
+        UnroutedMessage longId = new UnroutedMessage("m".repeat(400_000), 4, "u-1", "ch", false, text("@one"));
 
-        MentionBatchPlan plan = MentionBatchPlan.of(List.of(huge, quoted, ordinary), Map.of("ch", THREE_AGENTS), 10);
+        MentionBatchPlan plan = MentionBatchPlan.of(List.of(huge, quoted, ordinary, longId), Map.of("ch", THREE_AGENTS),
+            10);
 
-        assertThat(plan.faults()).extracting(f -> f.message().seq()).containsExactly(1L, 2L);
+        assertThat(plan.faults()).extracting(f -> f.message().seq()).containsExactly(1L, 2L, 4L);
         assertThat(plan.faults().get(0).reason()).contains("author_id 1100000 characters").contains("a-1");
         assertThat(plan.routed()).extracting(r -> r.message().seq()).containsExactly(3L);
         assertThat(plan.owed()).as("nothing owed for a message left unrouted").allSatisfy(o ->
