@@ -166,8 +166,7 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         held.dispatched(); // Connect is back for more: it sent everything returned before
-        listCommits.polling();
-        if (listCommits.beforeNextPoll()) {
+        if (listCommits.atPoll()) {
             settleAllFilteredLists();
             replays.settleOpenAsFiltered();
         }
@@ -356,10 +355,6 @@ public class OutboxRelayTask extends SourceTask {
 
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
-        ListCommits commits = listCommits;
-        if (commits != null) {
-            commits.acknowledged(metadata);
-        }
         if (record instanceof OutboxRecord r) {
             held.acknowledged(r, metadata);
         } else if (record instanceof ReplayRecord r) {

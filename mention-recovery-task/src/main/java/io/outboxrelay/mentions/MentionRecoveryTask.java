@@ -222,8 +222,7 @@ public class MentionRecoveryTask extends SourceTask {
             t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
             return null;
         }
-        listCommits.polling();
-        if (listCommits.beforeNextPoll() && !acks.allSettled()) {
+        if (listCommits.atPoll() && !acks.allSettled()) {
             // Connect polls again only after the last list's commit delivered its acknowledgements, unless every
             // record was filtered; their nulls come with some later commit (ListCommits)
             lastList.forEach(r -> ((MentionRecord) r).settle(false));
@@ -481,10 +480,6 @@ public class MentionRecoveryTask extends SourceTask {
 
     @Override
     public void commitRecord(SourceRecord record, RecordMetadata metadata) {
-        ListCommits commits = listCommits;
-        if (commits != null) {
-            commits.acknowledged(metadata);
-        }
         if (record instanceof MentionRecord r) {
             if (metadata == null && warnedUndelivered.compareAndSet(false, true)) {
                 warnUndelivered(r.messageId());
