@@ -69,13 +69,8 @@ public final class DriverPropertyGuard {
                     + "for TLS use sslmode=verify-full with sslrootcert=<path> instead of a custom factory");
             }
         }
-        for (String name : parsed.stringPropertyNames()) {
-            String secretKey = SECRET_PROPERTIES.get(name.strip().toLowerCase(Locale.ROOT));
-            if (secretKey != null) {
-                throw new ConfigException(key, redact(url), "must not carry the driver property '" + name.strip()
-                    + "': a URL is shown as stored by Connect's REST API; set " + secretKey + ", which is masked");
-            }
-        }
+        // a password in the query was refused before parsing; one the driver took from the worker's .pgpass or
+        // pg_service.conf is in parsed, and is no reason to refuse the URL
     }
 
     /**
@@ -88,11 +83,6 @@ public final class DriverPropertyGuard {
      */
     private static String refusedBeforeParsing(String url) {
         int start = url.indexOf("//");
-        if (start >= 0 && url.indexOf('@', start + 2) >= 0) {
-            return "must not carry credentials before the host (user:password@host): set connection.user and"
-                + " connection.password, which is masked (an '@' anywhere after // counts: write one in a database"
-                + " name or a query value as %40)";
-        }
         int query = url.indexOf('?');
         if (query >= 0) {
             for (String pair : url.substring(query + 1).split("&", -1)) {
@@ -105,6 +95,11 @@ public final class DriverPropertyGuard {
                         + ", which is masked";
                 }
             }
+        }
+        if (start >= 0 && url.indexOf('@', start + 2) >= 0) {
+            return "must not carry credentials before the host (user:password@host): set connection.user and"
+                + " connection.password, which is masked (an '@' anywhere after // counts: write one in a database"
+                + " name or a query value as %40)";
         }
         if (start < 0) {
             return null; // jdbc:postgresql:database
@@ -129,9 +124,8 @@ public final class DriverPropertyGuard {
         }
         String shown = url;
         int start = url.indexOf("//");
-        int at = start < 0 ? -1 : url.lastIndexOf('@');
-        if (at > start + 1) {
-            shown = url.substring(0, start + 2) + "…" + url.substring(at);
+        if (start >= 0 && url.indexOf('@', start + 2) >= 0) {
+            return url.substring(0, start + 2) + "…"; // a password may hold '@', '/' and '?': nothing after // is safe
         } else if (badPort(url)) {
             shown = url.substring(0, start + 2) + "…" + url.substring(hostsEnd(url));
         }
