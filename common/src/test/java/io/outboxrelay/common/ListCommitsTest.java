@@ -2,14 +2,16 @@ package io.outboxrelay.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.common.ListCommits.Settle;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * When a task may take what is unacknowledged at a poll for filtered: a commit() on the poll thread since the last
- * poll (an exactly-once worker's transaction commit), never from another thread, never under errors.tolerance=all.
+ * When a task may take what is unacknowledged at a poll for filtered: what was in flight at the last poll, after a
+ * commit() on the poll thread since (an exactly-once worker's transaction commit); never from another thread's
+ * commit, never under errors.tolerance=all.
  */
 class ListCommitsTest {
     private static ListCommits of(String tolerance) {
@@ -18,12 +20,15 @@ class ListCommitsTest {
 
     @ParameterizedTest(name = "errors.tolerance={0}: {1}")
     @CsvSource(nullValues = "-", value = {"-, true", "none, true", "' None ', true", "all, false", "' ALL ', false"})
-    void aCommitOnThePollThreadSinceTheLastPollCountsOnceForTheNextPoll(String tolerance, boolean expected) {
+    void aCommitOnThePollThreadSinceTheLastPollSettlesWhatThatPollFoundInFlight(String tolerance, boolean settles) {
         ListCommits commits = of(tolerance);
-        assertThat(commits.atPoll()).as("nothing committed yet").isFalse();
+        assertThat(commits.atPoll()).as("nothing committed yet").isEqualTo(Settle.NONE);
+        assertThat(commits.notesInFlight()).as("no exactly-once worker seen yet").isFalse();
         commits.committed();
-        assertThat(commits.atPoll()).isEqualTo(expected);
-        assertThat(commits.atPoll()).as("no commit since that poll: a list may be in flight").isFalse();
+
+        assertThat(commits.atPoll()).isEqualTo(settles ? Settle.IN_FLIGHT_AT_LAST_POLL : Settle.NONE);
+        assertThat(commits.notesInFlight()).isEqualTo(settles);
+        assertThat(commits.atPoll()).as("no commit since that poll: a list may be in flight").isEqualTo(Settle.NONE);
     }
 
     @Test
@@ -34,6 +39,7 @@ class ListCommitsTest {
         committer.start();
         committer.join();
 
-        assertThat(commits.atPoll()).isFalse();
+        assertThat(commits.atPoll()).isEqualTo(Settle.NONE);
+        assertThat(commits.notesInFlight()).isFalse();
     }
 }

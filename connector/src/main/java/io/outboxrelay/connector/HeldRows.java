@@ -4,9 +4,12 @@ import io.outboxrelay.connector.HeldRow.State;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
@@ -154,6 +157,24 @@ final class HeldRows {
      */
     int settleInFlightAsFiltered() {
         return acks.settleOpenSlotsAsFiltered(inFlight());
+    }
+
+    /** The rows in flight now, to settle later with {@link #settleAsFilteredIfInFlight}. */
+    Set<PendingRow> inFlightNow() {
+        Set<PendingRow> out = Collections.newSetFromMap(new IdentityHashMap<>());
+        out.addAll(inFlight());
+        return out;
+    }
+
+    /** Of {@code earlier}, the rows still in flight: their open slots settled as filtered. */
+    int settleAsFilteredIfInFlight(Set<PendingRow> earlier) {
+        List<PendingRow> still = new ArrayList<>();
+        for (PendingRow row : inFlight()) {
+            if (earlier.contains(row)) {
+                still.add(row);
+            }
+        }
+        return acks.settleOpenSlotsAsFiltered(still);
     }
 
     boolean has(State state) {

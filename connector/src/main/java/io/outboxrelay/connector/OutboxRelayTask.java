@@ -9,6 +9,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -59,6 +60,9 @@ public class OutboxRelayTask extends SourceTask {
     private TransactionContext transactions;
     /** Whether Connect commits each list before it polls again: then what is in flight at a poll was filtered. */
     private volatile ListCommits listCommits;
+    /** What was in flight at the last poll, noted on an exactly-once worker (ListCommits); null when not noted. */
+    private Set<PendingRow> inFlightAtLastPoll;
+    private Object replayAtLastPoll;
     private SlotReconciler reconciler;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
     private volatile boolean wakeOnSettle = true;
@@ -166,10 +170,7 @@ public class OutboxRelayTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         held.dispatched(); // Connect is back for more: it sent everything returned before
-        if (listCommits.atPoll()) {
-            settleAllFilteredLists();
-            replays.settleOpenAsFiltered();
-        }
+        settleFilteredLists(listCommits.atPoll());
         long now = clock.millis();
         long waitMs;
         if (now < backoffUntil) {
@@ -229,11 +230,22 @@ public class OutboxRelayTask extends SourceTask {
      * record (any other list's commit delivered its acknowledgements first): Connect holds their null
      * acknowledgements until some later transaction commits, so they are settled as filtered now.
      */
-    private void settleAllFilteredLists() {
-        int settled = held.settleInFlightAsFiltered();
+    /** Settles what Connect will acknowledge only with a later transaction: lists a transform filtered whole. */
+    private void settleFilteredLists(ListCommits.Settle settle) {
+        int settled = 0;
+        if (settle == ListCommits.Settle.IN_FLIGHT_NOW) {
+            settled = held.settleInFlightAsFiltered();
+            replays.settleOpenAsFiltered();
+        } else if (settle == ListCommits.Settle.IN_FLIGHT_AT_LAST_POLL && inFlightAtLastPoll != null) {
+            settled = held.settleAsFilteredIfInFlight(inFlightAtLastPoll);
+            replays.settleOpenAsFilteredIf(replayAtLastPoll);
+        }
         if (settled > 0) {
             log.debug("Settled {} rows whose every record a transform filtered", settled);
         }
+        boolean note = listCommits.notesInFlight();
+        inFlightAtLastPoll = note ? held.inFlightNow() : null;
+        replayAtLastPoll = note ? replays.chunkInFlight() : null;
     }
 
     private List<SourceRecord> pass(long now) throws SQLException {

@@ -119,6 +119,18 @@ final class ReplayPass {
         }
     }
 
+    /** The chunk in flight now (null: none), to settle later with {@link #settleOpenAsFilteredIf}. */
+    Object chunkInFlight() {
+        return chunk;
+    }
+
+    /** The same, when the chunk in flight is still {@code earlier} ({@link io.outboxrelay.common.ListCommits}). */
+    void settleOpenAsFilteredIf(Object earlier) {
+        if (chunk != null && chunk == earlier) {
+            chunk.settleOpenAsFiltered();
+        }
+    }
+
     /** At stop: the request goes back, so another task takes it at once; its chunk in flight is sent again. */
     void stop() {
         if (request == null) {

@@ -104,6 +104,8 @@ public class MentionRecoveryTask extends SourceTask {
     private List<MentionOffsets.Named> namedAtStart = List.of();
     /** The records of the last list returned; with connector boundaries, settled if Connect never does. */
     private List<SourceRecord> lastList = List.of();
+    /** The list unsettled at the last poll, noted on an exactly-once worker (ListCommits); null when not noted. */
+    private List<SourceRecord> unsettledAtLastPoll;
 
     public MentionRecoveryTask() {
         this(Clock.systemUTC(), new MonotonicClock(), MentionDatabase::open, MAX_POLL_WAIT);
@@ -222,11 +224,7 @@ public class MentionRecoveryTask extends SourceTask {
             t.awaitSignal(Duration.ofMillis(Math.min(maxPollWait.toMillis(), markRetryAtMs - timers.millis())));
             return null;
         }
-        if (listCommits.atPoll() && !acks.allSettled()) {
-            // Connect polls again only after the last list's commit delivered its acknowledgements, unless every
-            // record was filtered; their nulls come with some later commit (ListCommits)
-            lastList.forEach(r -> ((MentionRecord) r).settle(false));
-        }
+        settleFilteredList(listCommits.atPoll());
         boolean settled = acks.allSettled(); // read first: a settled message was queued before it counted
         unmarked.addAll(acks.drainAcked());
         markPending();
@@ -361,6 +359,19 @@ public class MentionRecoveryTask extends SourceTask {
             transactions.commitTransaction(records.get(records.size() - 1)); // one list, one transaction
         }
         return records;
+    }
+
+    /**
+     * The last list, when Connect will acknowledge it only with a later transaction because a transform filtered it
+     * whole (ListCommits): settled as undelivered, what its late nulls would say.
+     */
+    private void settleFilteredList(ListCommits.Settle settle) {
+        boolean open = !acks.allSettled();
+        if (open && (settle == ListCommits.Settle.IN_FLIGHT_NOW
+            || settle == ListCommits.Settle.IN_FLIGHT_AT_LAST_POLL && lastList == unsettledAtLastPoll)) {
+            lastList.forEach(r -> ((MentionRecord) r).settle(false));
+        }
+        unsettledAtLastPoll = open && listCommits.notesInFlight() ? lastList : null;
     }
 
     /**
