@@ -4,12 +4,9 @@ import io.outboxrelay.connector.HeldRow.State;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
@@ -159,22 +156,20 @@ final class HeldRows {
         return acks.settleOpenSlotsAsFiltered(inFlight());
     }
 
-    /** The rows in flight now, to settle later with {@link #settleAsFilteredIfInFlight}. */
-    Set<PendingRow> inFlightNow() {
-        Set<PendingRow> out = Collections.newSetFromMap(new IdentityHashMap<>());
-        out.addAll(inFlight());
-        return out;
+    /** The current poll's number: rows handed out before it have a smaller one. */
+    long poll() {
+        return polls;
     }
 
-    /** Of {@code earlier}, the rows still in flight: their open slots settled as filtered. */
-    int settleAsFilteredIfInFlight(Set<PendingRow> earlier) {
-        List<PendingRow> still = new ArrayList<>();
+    /** The rows in flight that were handed out before poll {@code poll}: their open slots settled as filtered. */
+    int settleAsFilteredIfHandedOutBefore(long poll) {
+        List<PendingRow> earlier = new ArrayList<>();
         for (PendingRow row : inFlight()) {
-            if (earlier.contains(row)) {
-                still.add(row);
+            if (row.handedOutInPoll() < poll) {
+                earlier.add(row);
             }
         }
-        return acks.settleOpenSlotsAsFiltered(still);
+        return acks.settleOpenSlotsAsFiltered(earlier);
     }
 
     boolean has(State state) {

@@ -9,7 +9,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -58,10 +57,10 @@ public class OutboxRelayTask extends SourceTask {
     private TaskMetricsRegistry metricsRegistry;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
-    /** Whether Connect commits each list before it polls again: then what is in flight at a poll was filtered. */
+    /** What Connect will acknowledge only with a later transaction, being filtered whole (ListCommits). */
     private volatile ListCommits listCommits;
-    /** What was in flight at the last poll, noted on an exactly-once worker (ListCommits); null when not noted. */
-    private Set<PendingRow> inFlightAtLastPoll;
+    /** The poll whose in-flight rows and replay chunk were noted (an exactly-once worker seen); -1: none. */
+    private long notedPoll = -1;
     private Object replayAtLastPoll;
     private SlotReconciler reconciler;
     /** Whether an acknowledgement should wake the task thread (it waits for room, or is not active). */
@@ -226,25 +225,25 @@ public class OutboxRelayTask extends SourceTask {
     }
 
     /**
-     * With connector-defined boundaries, rows still in flight when Connect polls again were filtered in every
-     * record (any other list's commit delivered its acknowledgements first): Connect holds their null
-     * acknowledgements until some later transaction commits, so they are settled as filtered now.
+     * Settles what Connect will acknowledge only with a later transaction, a transform having filtered every record
+     * of its list: with connector-defined boundaries whatever is still in flight (any other list's commit delivered
+     * its acknowledgements first); on an exactly-once worker otherwise, what was in flight at the last poll, once a
+     * commit came since (ListCommits).
      */
-    /** Settles what Connect will acknowledge only with a later transaction: lists a transform filtered whole. */
     private void settleFilteredLists(ListCommits.Settle settle) {
         int settled = 0;
         if (settle == ListCommits.Settle.IN_FLIGHT_NOW) {
             settled = held.settleInFlightAsFiltered();
             replays.settleOpenAsFiltered();
-        } else if (settle == ListCommits.Settle.IN_FLIGHT_AT_LAST_POLL && inFlightAtLastPoll != null) {
-            settled = held.settleAsFilteredIfInFlight(inFlightAtLastPoll);
+        } else if (settle == ListCommits.Settle.IN_FLIGHT_AT_LAST_POLL && notedPoll >= 0) {
+            settled = held.settleAsFilteredIfHandedOutBefore(notedPoll);
             replays.settleOpenAsFilteredIf(replayAtLastPoll);
         }
         if (settled > 0) {
             log.debug("Settled {} rows whose every record a transform filtered", settled);
         }
         boolean note = listCommits.notesInFlight();
-        inFlightAtLastPoll = note ? held.inFlightNow() : null;
+        notedPoll = note ? held.poll() : -1; // what was handed out before this poll
         replayAtLastPoll = note ? replays.chunkInFlight() : null;
     }
 

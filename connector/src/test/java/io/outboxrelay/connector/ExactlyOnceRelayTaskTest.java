@@ -411,7 +411,7 @@ class ExactlyOnceRelayTaskTest {
     }
 
     /**
-     * Found by the third review: a pause commits the open transaction while Connect still retries the rest of the
+     * Found by a review of the fix: a pause commits the open transaction while Connect still retries the rest of the
      * list, then sends that rest without polling; under interval boundaries its records are acknowledged only at the
      * interval's commit, after the next poll. Only what was in flight at the last poll may be taken for filtered.
      */

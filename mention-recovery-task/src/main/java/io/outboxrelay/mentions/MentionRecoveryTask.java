@@ -98,11 +98,11 @@ public class MentionRecoveryTask extends SourceTask {
     private boolean namesMessages;
     /** Non-null with connector-defined transaction boundaries: this task ends each list's transaction. */
     private TransactionContext transactions;
-    /** Whether Connect commits each list before it polls again: then what is unacknowledged at a poll was filtered. */
+    /** What Connect will acknowledge only with a later transaction, being filtered whole (ListCommits). */
     private volatile ListCommits listCommits;
     /** The messages the committed offset named at start: marked before the first pass. */
     private List<MentionOffsets.Named> namedAtStart = List.of();
-    /** The records of the last list returned; with connector boundaries, settled if Connect never does. */
+    /** The records of the last list returned; settled here if Connect never does (ListCommits). */
     private List<SourceRecord> lastList = List.of();
     /** The list unsettled at the last poll, noted on an exactly-once worker (ListCommits); null when not noted. */
     private List<SourceRecord> unsettledAtLastPoll;
