@@ -2,7 +2,10 @@ package io.outboxrelay.common;
 
 import java.util.Locale;
 import java.util.Map;
+import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.connect.source.SourceTaskContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a source task may take for filtered at the start of a poll: records Connect will acknowledge only with some
@@ -19,6 +22,9 @@ import org.apache.kafka.connect.source.SourceTaskContext;
  * the last poll and still is after such a commit ({@link Settle#IN_FLIGHT_AT_LAST_POLL}). An at-least-once worker
  * calls {@code commit()} from its offset committer's thread, and on the task thread only for its final commit, after
  * which no poll comes. Never under {@code errors.tolerance=all}, where a null is a dropped record, not a filtered one.
+ * That threading is Connect's behaviour, not its contract: it is trusted on the versions it was read in (3.9 to 4.3,
+ * {@link #RUNTIMES_READ}); on another, lists filtered whole wait for a later transaction, as before, and the task says
+ * so once.
  */
 public final class ListCommits {
     /** What to settle as filtered at the start of a poll. */
@@ -30,6 +36,10 @@ public final class ListCommits {
         /** The records the last poll found unacknowledged, where still unacknowledged. */
         IN_FLIGHT_AT_LAST_POLL
     }
+
+    /** The Connect versions whose runtime was read for the threading above (bytecode of 3.9.2 and 4.3.1). */
+    static final String RUNTIMES_READ = "3.9 to 4.3";
+    private static final Logger log = LoggerFactory.getLogger(ListCommits.class);
 
     private final boolean ownTransactions;
     private final boolean nullIsFiltered;
@@ -43,8 +53,32 @@ public final class ListCommits {
     }
 
     public static ListCommits of(SourceTaskContext context, Map<String, String> props) {
+        return of(context, props, AppInfoParser.getVersion());
+    }
+
+    static ListCommits of(SourceTaskContext context, Map<String, String> props, String connectVersion) {
         String tolerance = props.getOrDefault("errors.tolerance", "").strip().toLowerCase(Locale.ROOT);
-        return new ListCommits(context != null && context.transactionContext() != null, !"all".equals(tolerance));
+        boolean read = runtimeRead(connectVersion);
+        if (!read) {
+            log.info("Kafka {}: an exactly-once worker's commit() is trusted to end a transaction on the Connect"
+                + " versions whose runtime was read for it ({}); here a list whose every record a transform filtered"
+                + " is settled only with transaction.boundary=connector, and otherwise waits for a later transaction",
+                connectVersion, RUNTIMES_READ);
+        }
+        return new ListCommits(context != null && context.transactionContext() != null,
+            !"all".equals(tolerance) && read);
+    }
+
+    /** Whether {@code version} (major.minor...) lies in {@link #RUNTIMES_READ}. */
+    static boolean runtimeRead(String version) {
+        String[] parts = version == null ? new String[0] : version.split("[.-]");
+        try {
+            int major = Integer.parseInt(parts[0]);
+            int minor = Integer.parseInt(parts[1]);
+            return major == 3 && minor >= 9 || major == 4 && minor <= 3;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /** From {@code SourceTask.commit()}, on whichever thread Connect calls it. */

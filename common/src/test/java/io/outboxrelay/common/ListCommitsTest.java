@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ListCommitsTest {
     private static ListCommits of(String tolerance) {
-        return ListCommits.of(null, tolerance == null ? Map.of() : Map.of("errors.tolerance", tolerance));
+        return ListCommits.of(null, tolerance == null ? Map.of() : Map.of("errors.tolerance", tolerance), "4.3.1");
     }
 
     @ParameterizedTest(name = "errors.tolerance={0}: {1}")
@@ -29,6 +29,18 @@ class ListCommitsTest {
         assertThat(commits.atPoll()).isEqualTo(settles ? Settle.IN_FLIGHT_AT_LAST_POLL : Settle.NONE);
         assertThat(commits.notesInFlight()).isEqualTo(settles);
         assertThat(commits.atPoll()).as("no commit since that poll: a list may be in flight").isEqualTo(Settle.NONE);
+    }
+
+    /** The threading is Connect's behaviour, read in 3.9.2 and 4.3.1: on another version nothing is settled. */
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(nullValues = "-", value = {"3.9.2, true", "4.3.1, true", "4.0.0, true", "4.3.1-SNAPSHOT, true",
+        "3.8.1, false", "4.4.0, false", "5.0.0, false", "unknown, false", "-, false"})
+    void commitsAreTrustedOnlyOnTheConnectVersionsReadForIt(String version, boolean trusted) {
+        ListCommits commits = ListCommits.of(null, Map.of(), version);
+        commits.atPoll();
+        commits.committed();
+        assertThat(commits.atPoll()).isEqualTo(trusted ? Settle.IN_FLIGHT_AT_LAST_POLL : Settle.NONE);
+        assertThat(ListCommits.runtimeRead(version)).isEqualTo(trusted);
     }
 
     @Test
