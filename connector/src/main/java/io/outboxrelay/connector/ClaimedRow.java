@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.Json;
 import java.sql.Timestamp;
 import org.postgresql.PGStatement;
 
@@ -82,65 +83,24 @@ record ClaimedRow(
      * payload without the spaces PostgreSQL prints and with numbers no longer than their jsonb text.
      */
     int estimatedRecordBytes(RecordShape shape) {
-        int payloadAsWritten = jsonStringBytes(payload, payloadBytes);
+        long payloadAsWritten = Json.stringBytes(payload, payloadBytes);
         if (shape.valueFormat() == RecordShape.ValueFormat.PAYLOAD_BYTES) {
-            payloadAsWritten = Math.max(payloadAsWritten, 4 * ((payloadBytes + 2) / 3) + 2);
+            payloadAsWritten = Math.max(payloadAsWritten, 4L * ((payloadBytes + 2) / 3) + 2);
         }
-        int subjectBytes = jsonStringBytes(subject, utf8Length(subject));
-        int typeBytes = jsonStringBytes(type, utf8Length(type));
-        int idBytes = jsonStringBytes(id, utf8Length(id)); // any text on an adopted table: escaped and UTF-8 too
+        // the id is any text on an adopted table: escaped and UTF-8 too
+        long texts = Json.stringBytes(subject) + Json.stringBytes(type) + Json.stringBytes(id);
         int copies = shape.cloudEvents() ? 3 : 2;
-        int bytes = payloadAsWritten + copies * (subjectBytes + typeBytes + idBytes) + RECORD_OVERHEAD_BYTES;
+        long bytes = payloadAsWritten + copies * texts + RECORD_OVERHEAD_BYTES;
         if (shape.cloudEvents()) {
-            bytes += utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
+            bytes += Json.utf8Length(shape.cloudEventsSource()) + CLOUDEVENTS_FIXED_BYTES;
         }
         if (headerKeys != null) {
             for (int i = 0; i < headerKeys.length; i++) {
-                bytes += utf8Length(headerKeys[i])
-                    + (headerValues[i] == null ? 0 : utf8Length(headerValues[i])) + 8;
+                bytes += Json.utf8Length(headerKeys[i])
+                    + (headerValues[i] == null ? 0 : Json.utf8Length(headerValues[i])) + 8;
             }
         }
-        return bytes;
+        return (int) Math.min(bytes, Integer.MAX_VALUE);
     }
 
-    /**
-     * Bytes of {@code s} written as a JSON string's contents: its UTF-8 bytes ({@code utf8Bytes}) plus one
-     * for each quote or backslash and up to five for each control character ({@code \u0001}).
-     */
-    static int jsonStringBytes(String s, int utf8Bytes) {
-        int extra = 0;
-        for (int i = 0, n = s.length(); i < n; i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                extra++;
-            } else if (c < 0x20) {
-                extra += 5;
-            }
-        }
-        return utf8Bytes + extra;
-    }
-
-    /** Bytes of {@code s} in UTF-8 (the server's encoding of the payload text), without encoding it. */
-    static int utf8Length(String s) {
-        int n = s.length();
-        int i = 0;
-        while (i < n && s.charAt(i) < 0x80) {
-            i++; // the common case, ASCII JSON: one byte per char, a loop the JIT keeps tight
-        }
-        int bytes = i;
-        for (; i < n; i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                bytes++;
-            } else if (c < 0x800) {
-                bytes += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
-                bytes += 4;
-                i++;
-            } else {
-                bytes += 3;
-            }
-        }
-        return bytes;
-    }
 }

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.DatabaseText;
+import io.outboxrelay.common.Json;
 import java.nio.charset.CharacterCodingException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -54,7 +55,7 @@ final class ClaimedRowReader {
         }
         HeadersJson.Parsed headers = HeadersJson.parse(headersText);
         return new ClaimedRow(seq, id, type, subject, payload, occurredAtMs, attempts, lastError,
-            ClaimedRow.utf8Length(payload), headers.type(), headers.keys(), headers.values(), leaseExpired, takenOver,
+            Json.utf8Length(payload), headers.type(), headers.keys(), headers.values(), leaseExpired, takenOver,
             bytes, null);
     }
 

@@ -1,6 +1,7 @@
 package io.outboxrelay.connector;
 
 import io.outboxrelay.common.DatabaseText;
+import io.outboxrelay.common.Json;
 import io.outboxrelay.common.NamedSql;
 import java.sql.Array;
 import java.sql.Connection;
@@ -335,7 +336,7 @@ final class JdbcOutboxStore implements OutboxStore {
         int bytes = 0;
         boolean empty = true;
         for (String id : ids) {
-            int length = ClaimedRow.utf8Length(id);
+            int length = Json.utf8Length(id);
             if (length > RECEIPT_PAYLOAD_MAX_BYTES) {
                 continue;
             }

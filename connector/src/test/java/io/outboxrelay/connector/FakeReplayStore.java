@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.Json;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,7 +58,7 @@ final class FakeReplayStore implements ReplayStore {
 
     void row(long seq, String type, String subject, String payload) {
         rows.add(new ClaimedRow(seq, "id-" + seq, type, subject, payload, 1_000L * seq, 0, null,
-            ClaimedRow.utf8Length(payload), null, null, null, false));
+            Json.utf8Length(payload), null, null, null, false));
     }
 
     /** Rows 1 to {@code count}, all of one type and subject. */

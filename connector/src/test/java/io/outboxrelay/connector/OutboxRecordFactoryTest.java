@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outboxrelay.common.Json;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -203,7 +204,7 @@ class OutboxRecordFactoryTest {
 
     private static ClaimedRow payloadRow(long seq, String subject) {
         return new ClaimedRow(seq, "id-" + seq, "supplier.connected", subject, PAYLOAD, 1_700_000_000_123L, 1, null,
-            ClaimedRow.utf8Length(PAYLOAD), "object", new String[] {"traceparent"}, new String[] {"00-abc-01"},
+            Json.utf8Length(PAYLOAD), "object", new String[] {"traceparent"}, new String[] {"00-abc-01"},
             false);
     }
 

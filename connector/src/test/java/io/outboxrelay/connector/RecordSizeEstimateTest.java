@@ -2,6 +2,7 @@ package io.outboxrelay.connector;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.common.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +31,7 @@ class RecordSizeEstimateTest {
 
     private static ClaimedRow row(String payload, String[] headerKeys, String[] headerValues) {
         return new ClaimedRow(7, "0b7a3c52-6f6c-4d2e-9a51-3f1f0d8e2a11", "supplier.connected", "supplier:42", payload,
-            1_000L, 1, null, ClaimedRow.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
+            1_000L, 1, null, Json.utf8Length(payload), headerKeys == null ? null : "object", headerKeys,
             headerValues, false);
     }
 
@@ -100,7 +101,7 @@ class RecordSizeEstimateTest {
         String payload = payload(kind);
         String subject = "supplier:" + "s".repeat(3_000);
         ClaimedRow row = new ClaimedRow(7, "0b7a3c52-6f6c-4d2e-9a51-3f1f0d8e2a11", "supplier.connected", subject,
-            payload, 1_000L, 1, null, ClaimedRow.utf8Length(payload), "object", new String[] {"traceparent"},
+            payload, 1_000L, 1, null, Json.utf8Length(payload), "object", new String[] {"traceparent"},
             new String[] {"00-\"quoted\"-01"}, false);
         String source = "https://orders.example.com/" + "outbox/".repeat(300);
         for (RecordShape.ValueFormat format : RecordShape.ValueFormat.values()) {

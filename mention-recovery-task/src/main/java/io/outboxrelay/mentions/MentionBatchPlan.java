@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.Json;
 import io.outboxrelay.mentions.MentionStore.OwedRow;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,10 +102,10 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
      */
     private static String tooLarge(UnroutedMessage msg, List<RoutedMention> mentions) {
         // the id once more, escaped twice, in the source offset Connect writes to its offsets topic (MentionOffsets)
-        long fixed = 3 * writtenBytes(msg.id()) + writtenBytes(msg.channelId()) + writtenBytes(msg.authorId());
+        long fixed = 3 * Json.stringBytes(msg.id()) + Json.stringBytes(msg.channelId()) + Json.stringBytes(msg.authorId());
         for (RoutedMention m : mentions) {
             // the account id is both the key and a field
-            long bytes = fixed + 2L * writtenBytes(m.member().accountId()) + writtenBytes(m.member().handle());
+            long bytes = fixed + 2L * Json.stringBytes(m.member().accountId()) + Json.stringBytes(m.member().handle());
             if (bytes > MAX_RECORD_BYTES) {
                 return "its record to agent " + cut(m.member().accountId()) + " would take over " + bytes + " bytes,"
                     + " more than the " + MAX_RECORD_BYTES + " a recovered-mention record may (author_id "
@@ -112,16 +113,6 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
             }
         }
         return null;
-    }
-
-    /** Bytes of {@code s} as a JSON string's contents, at most: UTF-8, a quote or backslash 2, a control char 6. */
-    private static long writtenBytes(String s) {
-        long bytes = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            bytes += c < 0x20 ? 6 : c == '"' || c == '\\' ? 2 : c < 0x80 ? 1 : c < 0x800 || Character.isLowSurrogate(c) ? 2 : 3;
-        }
-        return bytes;
     }
 
     private static String cut(String s) {
