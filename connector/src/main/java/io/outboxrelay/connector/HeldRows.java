@@ -67,6 +67,11 @@ final class HeldRows {
     void handOut(PendingRow row) {
         row.handedOut(polls);
         lastHandOutPoll = polls;
+        if (rows.get(row.seq()) instanceof HeldRow.InFlight earlier) {
+            // claimed again while still in flight (its lease lapsed while Connect did not poll): that earlier claim's
+            // outcome no longer decides anything, the records of both go out (at least once)
+            inFlightBytes -= earlier.row().row().rowBytes();
+        }
         put(HeldRow.inFlight(row));
         inFlightBytes += row.row().rowBytes();
         acks.track(row);
@@ -100,8 +105,8 @@ final class HeldRows {
      */
     void settle(Function<PendingRow, HeldRow> afterFailure) {
         for (PendingRow row : acks.drainSettled()) {
-            if (!(rows.get(row.seq()) instanceof HeldRow.InFlight)) {
-                continue; // forgotten at stop, or settled already
+            if (!(rows.get(row.seq()) instanceof HeldRow.InFlight f) || f.row() != row) {
+                continue; // forgotten at stop, settled already, or an earlier claim of a row claimed again since
             }
             inFlightBytes -= row.row().rowBytes();
             put(row.failed() ? afterFailure.apply(row) : HeldRow.acked(row));

@@ -85,6 +85,25 @@ class HeldRowsTest {
         assertThat(held.hasRoom(1, 1)).isTrue();
     }
 
+    @Test
+    void anEarlierClaimOfARowClaimedAgainDecidesNothingAndLeavesNoBytesBehind() throws SQLException {
+        held.dispatched();
+        PendingRow earlier = pending(8);
+        earlier.fail(0, "not acknowledged in time");
+        held.handOut(earlier);
+        PendingRow again = pending(8); // its lease lapsed while Connect did not poll: the task claimed it again
+        held.handOut(again);
+
+        held.settle(row -> HeldRow.toPoison(row.seq(), row.failure()));
+        assertThat(held.inFlightCount()).as("the earlier claim's failure does not settle the later").isEqualTo(1);
+        assertThat(held.has(State.TO_POISON)).isFalse();
+
+        held.settleInFlightAsFiltered();
+        held.settle(row -> { throw new AssertionError("the later claim's records did not fail"); });
+        assertThat(written(HeldRows.STAMPS)).extracting(OutboxStore.Stamp::seq).containsExactly(8L);
+        assertThat(held.hasRoom(1, 1)).as("no bytes of either claim left counted in flight").isTrue();
+    }
+
     /** Flushes {@code group} with a write that works, returning what it wrote (null: none). */
     private <T> List<T> written(HeldRows.Group<?, T> group) throws SQLException {
         return held.flush(group, rows -> rows);

@@ -123,6 +123,21 @@ class JdbcOutboxStoreIT {
     }
 
     @Test
+    void aClaimerWhoseLeaseLapsedCannotPoisonARowAnotherClaimerHoldsNow() throws Exception {
+        db.insertEvents(2, 2, "t.a");
+        JdbcOutboxStore slow = claimer("slow-0", 1);
+        assertThat(slow.claim(10).rows()).hasSize(2);
+        JdbcOutboxStore next = claimer("next-0", 60_000);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !next.claim(1).rows().isEmpty());
+
+        // the slow claimer's rows failed: it poisons both, but seq 1 is the next claimer's now
+        assertThat(slow.poison(List.of(new OutboxStore.Poison(1, "test: late"), new OutboxStore.Poison(2, "test: late"))))
+            .extracting(PoisonedRow::seq).containsExactly(2L);
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq = 1 AND poisoned_at IS NULL AND lease_owner = ?",
+            next.owner())).isEqualTo(1);
+    }
+
+    @Test
     void aRowAttemptedBeforeEndsTheBatchAndIsThenClaimedAloneSoSeqOrderHolds() throws Exception {
         db.insertEvents(6, 6, "t.a");
         db.execute("UPDATE events SET attempts = 1, last_error = 'test: failed once' WHERE seq = 3");
