@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -32,6 +33,7 @@ public final class DatabaseText {
      * two (vendor extensions), and a text the JVM read otherwise would be a changed event. Those, and encodings this
      * JVM lacks (a runtime without the jdk.charsets module), travel as text.
      */
+    private static final Pattern SENT = Pattern.compile("\\{sent\\(([A-Za-z_][A-Za-z0-9_.]*)\\)}");
     private static final Map<String, Charset> RAW = load();
 
     private DatabaseText() {
@@ -42,10 +44,17 @@ public final class DatabaseText {
         return RAW;
     }
 
-    /** The statement with {@code {raw_encodings}} replaced by the encodings whose texts travel as bytes. */
+    /**
+     * The statement with its two placeholders of how texts travel expanded: {@code {raw_encoding}}, the database's
+     * encoding when its texts travel as bytes, else null (a statement names it {@code x.raw}); and
+     * {@code {sent(e)}}, the text expression {@code e} as the statement sends it: itself, or the hex of its bytes
+     * where {@code x.raw} is not null. {@code e} is a column reference ({@code w.id}).
+     */
     public static String expand(String sql) {
-        return sql.replace("{raw_encodings}",
-            RAW.keySet().stream().sorted().map(n -> "'" + n + "'").collect(Collectors.joining(", ")));
+        String encodings = RAW.keySet().stream().sorted().map(n -> "'" + n + "'").collect(Collectors.joining(", "));
+        return SENT.matcher(sql.replace("{raw_encoding}", "CASE WHEN current_setting('server_encoding') IN ("
+                + encodings + ") THEN current_setting('server_encoding') END"))
+            .replaceAll("CASE WHEN x.raw IS NULL THEN $1 ELSE encode(convert_to($1, x.raw), 'hex') END");
     }
 
     /**

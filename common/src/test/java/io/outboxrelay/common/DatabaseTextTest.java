@@ -19,6 +19,14 @@ class DatabaseTextTest {
     }
 
     @Test
+    void aStatementNamesHowItsTextsTravelWithTwoPlaceholders() {
+        String sql = DatabaseText.expand("WITH x AS (SELECT {raw_encoding} AS raw) SELECT {sent(w.id)} AS id FROM w, x");
+
+        assertThat(sql).doesNotContain("{").contains("'SQL_ASCII', ").contains("'WIN1252'")
+            .contains("SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'hex') END AS id");
+    }
+
+    @Test
     void aStandInOfAWin1252TextIsNoTextThatEncodingCanHold() throws CharacterCodingException {
         byte[] unmappable = hexOf("6181"); // "a" and 0x81, which WIN1252 maps to no character
         byte[] question = hexOf("613f"); // "a?"

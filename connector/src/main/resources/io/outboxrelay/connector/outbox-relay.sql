@@ -124,21 +124,15 @@ u AS (
 -- itself (ClaimedRowReader): a row whose text has no characters is poisoned, never a failed claim. A SQL_ASCII
 -- database stores any bytes and a single-byte one (WIN1252, ...) every byte, also those it maps to no character,
 -- and the server refuses to send such text to a UTF8 client: in those (x.raw, the encoding's name) the texts
--- travel as the hex of their bytes, and the task decodes them (DatabaseText).
-x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings}) THEN current_setting('server_encoding')
-                  END AS raw),
+-- travel as the hex of their bytes, and the task decodes them ({sent(e)}: e as it travels; DatabaseText.expand).
+x AS (SELECT {raw_encoding} AS raw),
 claimed AS (
   SELECT u.seq, t.id, t.type, t.subject, t.payload, u.occurred_at, u.attempts, t.last_error, t.headers,
          p.prev_lease < now() AS lease_expired, p.prev_lease >= now() AS taken_over, p.found, p.bytes, r.read, x.raw
     FROM u JOIN p ON p.seq = u.seq CROSS JOIN x,
          LATERAL (SELECT u.attempts <= :max_attempts::int AND p.bytes <= :max_record_bytes::bigint AS read) r,
-         LATERAL (SELECT CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.id, x.raw), 'hex') ELSE v.id END AS id,
-                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.type, x.raw), 'hex') ELSE v.type END AS type,
-                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.subject, x.raw), 'hex') ELSE v.subject END AS subject,
-                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.payload, x.raw), 'hex') ELSE v.payload END AS payload,
-                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.headers, x.raw), 'hex') ELSE v.headers END AS headers,
-                         CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(v.last_error, x.raw), 'hex') ELSE v.last_error END
-                           AS last_error
+         LATERAL (SELECT {sent(v.id)} AS id, {sent(v.type)} AS type, {sent(v.subject)} AS subject,
+                         {sent(v.payload)} AS payload, {sent(v.headers)} AS headers, {sent(v.last_error)} AS last_error
                     FROM (SELECT u.id::text AS id, CASE WHEN r.read THEN u.type::text END AS type,
                                  CASE WHEN r.read THEN u.subject::text END AS subject,
                                  CASE WHEN r.read THEN p.payload END AS payload,
@@ -256,13 +250,9 @@ WITH p AS (
   RETURNING e.seq, left(e.{col.id}::text, :text_max::int) AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),
-x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings}) THEN current_setting('server_encoding')
-                  END AS raw)
-SELECT p.seq, CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.id, x.raw), 'hex') ELSE p.id END,
-       CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.type, x.raw), 'hex') ELSE p.type END,
-       CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.subject, x.raw), 'hex') ELSE p.subject END, p.attempts,
-       p.occurred_at, p.poisoned_at, CASE WHEN x.raw IS NOT NULL THEN encode(convert_to(p.last_error, x.raw), 'hex') ELSE p.last_error END,
-       x.raw
+x AS (SELECT {raw_encoding} AS raw)
+SELECT p.seq, {sent(p.id)}, {sent(p.type)}, {sent(p.subject)}, p.attempts, p.occurred_at, p.poisoned_at,
+       {sent(p.last_error)}, x.raw
   FROM p CROSS JOIN x;
 
 -- name: ExtendLeases

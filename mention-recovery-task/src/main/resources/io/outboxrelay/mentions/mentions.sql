@@ -16,8 +16,7 @@
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
 -- the server refuses to send a text with a byte that is no character there, and one such message would fail
 -- every batch (io.outboxrelay.common.DatabaseText decodes them, and a message it cannot read is left unrouted).
-WITH x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings})
-                       THEN current_setting('server_encoding') END AS raw),
+WITH x AS (SELECT {raw_encoding} AS raw),
 b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.mandatory_subscription
         FROM messages m
         JOIN topics t ON t.id = m.topic_id
@@ -37,12 +36,11 @@ b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c
 w AS (SELECT b.*, COALESCE(sum(octet_length(b.blocks)) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ?
                   OR b.seq = min(b.seq) OVER () AS within
         FROM b)
-SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'hex') END AS id,
+SELECT {sent(w.id)} AS id,
        w.seq,
-       CASE WHEN x.raw IS NULL THEN w.author_id ELSE encode(convert_to(w.author_id, x.raw), 'hex') END AS author_id,
-       CASE WHEN NOT w.within THEN NULL
-            WHEN x.raw IS NULL THEN w.blocks ELSE encode(convert_to(w.blocks, x.raw), 'hex') END AS blocks,
-       CASE WHEN x.raw IS NULL THEN w.channel_id ELSE encode(convert_to(w.channel_id, x.raw), 'hex') END AS channel_id,
+       {sent(w.author_id)} AS author_id,
+       CASE WHEN w.within THEN {sent(w.blocks)} END AS blocks,
+       {sent(w.channel_id)} AS channel_id,
        w.mandatory_subscription, NOT w.within AS deferred, x.raw
   FROM x, w
  ORDER BY w.seq
@@ -50,13 +48,12 @@ SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'h
 -- name: LoadAgentMembers
 -- 1 liveSince, 2 channel ids (text[]): the agent members of every channel of one batch, one query.
 -- Texts as ReadUnroutedBatch sends them (x.raw).
-WITH x AS (SELECT CASE WHEN current_setting('server_encoding') IN ({raw_encodings})
-                       THEN current_setting('server_encoding') END AS raw)
-SELECT CASE WHEN x.raw IS NULL THEN cm.channel_id ELSE encode(convert_to(cm.channel_id, x.raw), 'hex') END AS channel_id,
-       CASE WHEN x.raw IS NULL THEN a.id ELSE encode(convert_to(a.id, x.raw), 'hex') END AS account_id,
-       CASE WHEN x.raw IS NULL THEN a.handle ELSE encode(convert_to(a.handle, x.raw), 'hex') END AS handle,
+WITH x AS (SELECT {raw_encoding} AS raw)
+SELECT {sent(cm.channel_id)} AS channel_id,
+       {sent(a.id)} AS account_id,
+       {sent(a.handle)} AS handle,
        cm.subscribed,
-       CASE WHEN x.raw IS NULL THEN a.home_channel_id ELSE encode(convert_to(a.home_channel_id, x.raw), 'hex') END
+       {sent(a.home_channel_id)}
          AS home_channel_id,
        EXISTS (
          SELECT 1
