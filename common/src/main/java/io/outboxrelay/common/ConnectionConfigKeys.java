@@ -1,5 +1,7 @@
 package io.outboxrelay.common;
 
+import java.util.Locale;
+import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -73,7 +75,10 @@ public final class ConnectionConfigKeys {
                     + " flush: a database crash can undo its last few hundred milliseconds of leases and stamps, and"
                     + " those rows are then delivered again (a duplicate, never a loss, as after any redelivery)."
                     + " It measured ~15% more claim+stamp throughput and a shorter latency tail. Set on to avoid"
-                    + " those duplicates after a database crash.",
+                    + " those duplicates after a database crash. Left unset on a connector that asks for exactly-once"
+                    + " (exactly.once.support=required, or transaction.boundary=connector) it is on: there such a"
+                    + " duplicate reaches read_committed consumers, since the connector's Kafka offsets stop naming a"
+                    + " row once its stamp committed.",
                 GROUP, ++order, Width.SHORT, "Synchronous commit");
     }
 
@@ -89,8 +94,30 @@ public final class ConnectionConfigKeys {
             config.getLong(STATEMENT_TIMEOUT_MS),
             config.getLong(SOCKET_TIMEOUT_MS),
             config.getLong(IDLE_IN_TX_TIMEOUT_MS),
-            config.getString(SYNCHRONOUS_COMMIT),
+            synchronousCommit(config.originals()),
             applicationName);
+    }
+
+    /**
+     * The connector's {@code synchronous_commit}: {@value #SYNCHRONOUS_COMMIT} as set, else on where the connector asks
+     * for exactly-once ({@link #exactlyOnceAsked}), else {@value #DEFAULT_SYNCHRONOUS_COMMIT}.
+     */
+    public static String synchronousCommit(Map<String, ?> props) {
+        Object set = props.get(SYNCHRONOUS_COMMIT);
+        if (set != null) {
+            return set.toString().strip();
+        }
+        return exactlyOnceAsked(props) ? "on" : DEFAULT_SYNCHRONOUS_COMMIT;
+    }
+
+    /** Whether a connector's configuration asks Connect for exactly-once: required, or its own transaction boundaries. */
+    public static boolean exactlyOnceAsked(Map<String, ?> props) {
+        return "required".equals(lower(props.get("exactly.once.support")))
+            || "connector".equals(lower(props.get("transaction.boundary")));
+    }
+
+    private static String lower(Object value) {
+        return value == null ? null : value.toString().strip().toLowerCase(Locale.ROOT);
     }
 
     /** Checks the URL shape and the forbidden driver properties at config time. */

@@ -47,9 +47,13 @@ public final class ListCommits {
     private boolean committedSincePoll;
     private boolean exactlyOnce;
 
-    private ListCommits(boolean ownTransactions, boolean nullIsFiltered) {
+    /** Whether the task's commits wait for the WAL flush: else a warning when it turns out to run exactly-once. */
+    private final boolean durableCommits;
+
+    private ListCommits(boolean ownTransactions, boolean nullIsFiltered, boolean durableCommits) {
         this.ownTransactions = ownTransactions;
         this.nullIsFiltered = nullIsFiltered;
+        this.durableCommits = durableCommits;
     }
 
     public static ListCommits of(SourceTaskContext context, Map<String, String> props) {
@@ -66,7 +70,7 @@ public final class ListCommits {
                 connectVersion, RUNTIMES_READ);
         }
         return new ListCommits(context != null && context.transactionContext() != null,
-            !"all".equals(tolerance) && read);
+            !"all".equals(tolerance) && read, !"off".equalsIgnoreCase(ConnectionConfigKeys.synchronousCommit(props)));
     }
 
     /** Whether {@code version} (major.minor...) lies in {@link #RUNTIMES_READ}. */
@@ -85,6 +89,12 @@ public final class ListCommits {
     public void committed() {
         if (Thread.currentThread() == pollThread) {
             committedSincePoll = true; // only the poll thread reads and writes it
+            if (!exactlyOnce && !durableCommits) {
+                log.warn("This task runs in Connect's transactions (exactly-once) with connection.synchronous.commit"
+                    + "=off: a PostgreSQL crash can undo its last stamps after its committed offsets stopped naming"
+                    + " their rows, and those rows are then produced again, duplicates a read_committed consumer sees."
+                    + " Set connection.synchronous.commit=on (what it is, unset, with exactly.once.support=required)");
+            }
             exactlyOnce = true;
         }
     }

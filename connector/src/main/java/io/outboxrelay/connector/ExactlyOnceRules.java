@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.ConnectionConfigKeys;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,8 +18,6 @@ import org.apache.kafka.connect.source.ExactlyOnceSupport;
  */
 final class ExactlyOnceRules {
     static final String ERRORS_TOLERANCE = "errors.tolerance";
-    static final String EXACTLY_ONCE_SUPPORT = "exactly.once.support";
-    static final String TRANSACTION_BOUNDARY = "transaction.boundary";
 
     static final String TOLERANCE_ALL_REASON = "exactly-once delivery needs errors.tolerance=none: under"
         + " errors.tolerance=all a record that a converter or transform failure dropped reaches the relay like a"
@@ -50,9 +49,7 @@ final class ExactlyOnceRules {
      * Connect's own, and Connect's messages there say what the worker supports.
      */
     static void check(Map<String, String> props, Config result) {
-        boolean asked = "required".equals(lower(props.get(EXACTLY_ONCE_SUPPORT)))
-            || "connector".equals(lower(props.get(TRANSACTION_BOUNDARY)));
-        if (asked && toleratesAllErrors(props)) {
+        if (ConnectionConfigKeys.exactlyOnceAsked(props) && toleratesAllErrors(props)) {
             result.configValues().add(new ConfigValue(ERRORS_TOLERANCE, props.get(ERRORS_TOLERANCE).trim(), List.of(),
                 List.of(TOLERANCE_ALL_REASON)));
         }

@@ -39,13 +39,19 @@ final class FaultScenarios {
      * on the same data directory ({@code connector/target/faults/postgres-<name>-<n>/data}) and port.
      */
     static LocalPostgres postgres(String name) {
-        return new PostgresBuilder()
+        return postgres(name, Map.of());
+    }
+
+    /** The same with server settings of the test's own. */
+    static LocalPostgres postgres(String name, Map<String, String> settings) {
+        PostgresBuilder builder = new PostgresBuilder()
             .dataDirectory(ChildJvm.workDir("postgres-" + name).resolve("data"))
             // zonky turns it off; a crash would then forget commits it already acknowledged (stamps
             // come back unstamped and are delivered again), which is the database's doing, not the relay's
             .setting("synchronous_commit", "on")
-            .maxConnections(100)
-            .start();
+            .maxConnections(100);
+        settings.forEach(builder::setting);
+        return builder.start();
     }
 
     /** A new database on {@code server} with the project's schema files applied, as the superuser. */
