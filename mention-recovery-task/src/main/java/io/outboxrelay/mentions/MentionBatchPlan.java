@@ -31,9 +31,17 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     }
 
     /**
+     * The most the names of a batch's routed messages may take in the source offset of its last record (Connect
+     * writes that offset to its offsets topic as one record, under the producer's 1 MiB; an exactly-once
+     * transaction that could not would fail the task, and every restart would plan the same batch).
+     */
+    static final long MAX_NAMED_BYTES = 500_000;
+
+    /**
      * The plan of the batch's messages in order, up to the first whose records would take the batch's past
-     * {@code maxRecords} (one message at least, whatever its count: a message's records go out together), or the
-     * first the read {@link UnroutedMessage#deferred() deferred}.
+     * {@code maxRecords}, or whose name the offset would take past {@link #MAX_NAMED_BYTES} (one message at least,
+     * whatever its count: a message's records go out together), or the first the read
+     * {@link UnroutedMessage#deferred() deferred}.
      */
     static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
                                int maxRecords) {
@@ -42,37 +50,22 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         List<Fault> faults = new ArrayList<>();
         List<OwedRow> owed = new ArrayList<>();
         int records = 0;
+        long namedBytes = 0;
         int planned = 0;
         for (UnroutedMessage msg : batch) {
             if (msg.deferred() && planned > 0) {
                 break; // the batch read's budget of bytes ends here: this message and the rest come with the next
             }
-            List<ChannelMember> members = membersByChannel.getOrDefault(msg.channelId(), List.of());
-            String fault = msg.unreadable();
-            List<RoutedMention> mentions = List.of();
-            if (fault == null) {
-                try {
-                    List<String> handles = MentionGrammar.handles(msg.blocksJson());
-                    mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
-                        msg.channelMandatory(), msg.channelId(), msg.authorId());
-                    fault = unreadable(mentions, msg.channelId());
-                    if (fault == null) {
-                        fault = tooLarge(msg, mentions);
-                    }
-                    if (fault != null) {
-                        mentions = List.of();
-                    }
-                } catch (MalformedBlocksException e) {
-                    fault = e.getMessage();
-                } catch (RuntimeException e) {
-                    fault = "routing failed: " + e;
-                }
-            }
-            if (records > 0 && records + mentions.size() > maxRecords) {
+            Decision decision = decide(msg, membersByChannel.getOrDefault(msg.channelId(), List.of()));
+            String fault = decision.fault();
+            List<RoutedMention> mentions = decision.mentions();
+            long named = mentions.isEmpty() ? 0 : namedBytes(msg);
+            if (records > 0 && records + mentions.size() > maxRecords || planned > 0 && namedBytes + named > MAX_NAMED_BYTES) {
                 break;
             }
             planned++;
             records += mentions.size();
+            namedBytes += named;
             if (fault != null) {
                 faults.add(new Fault(msg, fault));
             } else if (mentions.isEmpty()) {
@@ -88,6 +81,30 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         }
         return new MentionBatchPlan(List.copyOf(routed), List.copyOf(nothing), List.copyOf(faults), List.copyOf(owed),
             planned);
+    }
+
+    /** The routing decisions of one message, or (none, with the reason) a fault. */
+    private record Decision(List<RoutedMention> mentions, String fault) {
+    }
+
+    private static Decision decide(UnroutedMessage msg, List<ChannelMember> members) {
+        if (msg.unreadable() != null) {
+            return new Decision(List.of(), msg.unreadable());
+        }
+        try {
+            List<String> handles = MentionGrammar.handles(msg.blocksJson());
+            List<RoutedMention> mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
+                msg.channelMandatory(), msg.channelId(), msg.authorId());
+            String fault = unreadable(mentions, msg.channelId());
+            if (fault == null) {
+                fault = tooLarge(msg, mentions);
+            }
+            return fault == null ? new Decision(mentions, null) : new Decision(List.of(), fault);
+        } catch (MalformedBlocksException e) {
+            return new Decision(List.of(), e.getMessage());
+        } catch (RuntimeException e) {
+            return new Decision(List.of(), "routing failed: " + e);
+        }
     }
 
     /**
@@ -113,6 +130,11 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
             }
         }
         return null;
+    }
+
+    /** What naming a routed message takes in an offset: {@code [seq,"id"]} in a JSON string, so escaped twice. */
+    static long namedBytes(UnroutedMessage msg) {
+        return 2 * Json.stringBytes(msg.id()) + 24;
     }
 
     private static String cut(String s) {

@@ -2,7 +2,9 @@ package io.outboxrelay.mentions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.common.Json;
 import io.outboxrelay.testsupport.MutableClock;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -74,6 +76,22 @@ class MentionExactlyOnceTest {
         return "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
     }
 
+    /** The bytes of the offset as Connect's schemaless JSON converter writes it to the offsets topic. */
+    private static int jsonBytes(Map<String, ?> offset) {
+        String json = Json.write(g -> {
+            g.writeStartObject();
+            for (Map.Entry<String, ?> e : offset.entrySet()) {
+                if (e.getValue() instanceof Number n) {
+                    g.writeNumberField(e.getKey(), n.longValue());
+                } else {
+                    g.writeStringField(e.getKey(), e.getValue().toString());
+                }
+            }
+            g.writeEndObject();
+        });
+        return json.getBytes(StandardCharsets.UTF_8).length;
+    }
+
     private static List<MentionOffsets.Named> named(SourceRecord record) {
         @SuppressWarnings("unchecked")
         Map<String, Object> offset = (Map<String, Object>) record.sourceOffset();
@@ -93,6 +111,30 @@ class MentionExactlyOnceTest {
         task.commitRecord(records.get(0), null); // filtered: m1 is not delivered, and stays unrouted
         assertThat(named(records.get(0))).isEmpty();
         assertThat(named(records.get(2))).as("an id with a comma survives").containsExactly(new MentionOffsets.Named(2, "m,2"));
+    }
+
+    /**
+     * Found by review: the offset of a list's last record names every routed message of it, and nothing bounded its
+     * size; an offset over the producer's 1 MiB failed the transaction, and every restart planned the same batch.
+     */
+    @Test
+    void theOffsetOfAListFitsTheOffsetsTopicWhateverTheIdsAndTheRestComeWithTheNextLists() throws Exception {
+        String id = "m".repeat(300_000);
+        for (int i = 1; i <= 4; i++) {
+            store.addMessage(id + i, i, 0, "ch", "u-1", mentioning("@ada"));
+        }
+        start(false);
+        List<String> published = new ArrayList<>();
+        for (int list = 0; list < 4 && published.size() < 4; list++) {
+            List<SourceRecord> records = pollForRecords();
+            assertThat(records).as("each message alone: two names would pass the cap").hasSize(1);
+            assertThat(jsonBytes(records.get(0).sourceOffset())).isLessThan(1_000_000);
+            records.forEach(r -> {
+                published.add(((org.apache.kafka.connect.data.Struct) r.value()).getString("message_id"));
+                task.commitRecord(r, ACK);
+            });
+        }
+        assertThat(published).containsExactly(id + 1, id + 2, id + 3, id + 4);
     }
 
     /** 4.16 */
