@@ -42,12 +42,12 @@ public final class JdbcMentionStore implements MentionStore {
     }
 
     @Override
-    public List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
+    public List<UnroutedMessage> readUnrouted(long afterSeq, long newestUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException {
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement(DatabaseText.expand(SQL.get("ReadUnroutedBatch")))) {
             ps.setLong(1, afterSeq);
-            ps.setLong(2, cutoffUnixMs);
+            ps.setLong(2, newestUnixMs);
             ps.setLong(3, liveSinceUnixMs);
             ps.setInt(4, limit);
             ps.setLong(5, blocksBudget);

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The state of one recovery pass: its kind, the pass-local seq floor (0 at the start, the last seq
+ * The state of one recovery pass: its kind, the pass-local seq floor (the lowest long at the start, the last seq
  * read after each batch, dropped with the pass: never persisted, so a late-committing lower seq is
  * found by the next pass) and the counts its summary line reports.
  */
@@ -13,7 +13,7 @@ final class MentionPass {
     private final ScanTrigger.Kind kind;
     private final long startedNanos;
     private final int batchSize;
-    private long floorSeq;
+    private long floorSeq = Long.MIN_VALUE;
     /** How many messages the next batch reads: the batch size, less after a batch whose plan stopped short. */
     private int limit;
     private boolean lastBatchFull;

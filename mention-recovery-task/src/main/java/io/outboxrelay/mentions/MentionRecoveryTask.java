@@ -299,11 +299,12 @@ public class MentionRecoveryTask extends SourceTask {
     private List<SourceRecord> nextBatch() {
         long now = clock.millis();
         long liveSince = now - config.sessionLive().toMillis();
-        long cutoff = pass.kind().periodic() ? now - config.minAge().toMillis() : Long.MAX_VALUE;
+        // a periodic pass leaves out what is not older than the minimum age
+        long newest = pass.kind().periodic() ? now - config.minAge().toMillis() - 1 : Long.MAX_VALUE;
         List<UnroutedMessage> batch;
         Map<String, List<ChannelMember>> members;
         try {
-            batch = store.readUnrouted(pass.floorSeq(), cutoff, liveSince, pass.limit());
+            batch = store.readUnrouted(pass.floorSeq(), newest, liveSince, pass.limit());
             Set<String> channels = new LinkedHashSet<>();
             batch.stream().filter(m -> m.unreadable() == null && !m.deferred()).forEach(m -> channels.add(m.channelId()));
             members = store.agentMembers(channels, liveSince);

@@ -13,15 +13,17 @@ import java.util.Map;
 public interface MentionStore {
 
     /**
-     * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms < cutoff} (strictly older than the minimum age),
+     * Up to {@code limit} unrouted messages with {@code seq > afterSeq} and {@code at_unix_ms <= newestUnixMs},
      * ascending seq, skipping messages held by a live session. Past a budget of bytes of blocks, the messages come
      * {@link UnroutedMessage#deferred() deferred}, without them.
      *
-     * @param afterSeq the pass-local seq floor, never persisted
-     * @param cutoffUnixMs messages from this time on are left out ({@link Long#MAX_VALUE} for all)
+     * @param afterSeq the pass-local seq floor, never persisted ({@link Long#MIN_VALUE} at a pass's start: a seq of 0
+     *                 or below, inserted by hand or from a sequence that starts there, is read too)
+     * @param newestUnixMs messages after this time are left out (a periodic pass: those younger than the minimum
+     *                     age; {@link Long#MAX_VALUE} for all)
      * @param liveSinceUnixMs a session seen at or after this, and not ended, is live
      */
-    List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
+    List<UnroutedMessage> readUnrouted(long afterSeq, long newestUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException;
 
     /** Agent members of each of the given channels, each with its live flag; absent channel = none. */

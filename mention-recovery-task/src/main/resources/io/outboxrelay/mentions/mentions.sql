@@ -3,9 +3,9 @@
 -- them in order. Times are unix milliseconds.
 
 -- name: ReadUnroutedBatch
--- 1 scanLocalFloor: seq floor local to one pass (0 at its start, the last seq read after each batch)
--- 2 cutoff: at_unix_ms must be below it (now - mentions.min.age.ms for periodic passes, else max):
---   messages strictly older than the minimum age
+-- 1 scanLocalFloor: seq floor local to one pass (the lowest bigint at its start, the last seq read after each batch)
+-- 2 newest: at_unix_ms must be at most it (now - mentions.min.age.ms - 1 for periodic passes: messages strictly
+--   older than the minimum age; else the highest bigint, every message)
 -- 3 liveSince: a session seen at or after this (and not ended) is live
 -- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
 -- 5 blocksBudget: the bytes of blocks a batch brings at most: a message that would take the batch's past it
@@ -23,7 +23,7 @@ b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c
         JOIN channels c ON c.id = t.channel_id
        WHERE m.mentions_routed_at IS NULL
          AND m.seq > ?
-         AND m.at_unix_ms < ?
+         AND m.at_unix_ms <= ?
          AND NOT EXISTS (
                SELECT 1
                  FROM held_messages h

@@ -62,11 +62,11 @@ final class FakeMentionStore implements MentionStore {
     }
 
     @Override
-    public List<UnroutedMessage> readUnrouted(long afterSeq, long cutoffUnixMs, long liveSinceUnixMs, int limit)
+    public List<UnroutedMessage> readUnrouted(long afterSeq, long newestUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException {
         calls.add("read");
         readFloors.add(afterSeq);
-        readCutoffs.add(cutoffUnixMs);
+        readCutoffs.add(newestUnixMs);
         readLimits.add(limit);
         if (failNextRead != null) {
             SQLException e = failNextRead;
@@ -74,7 +74,7 @@ final class FakeMentionStore implements MentionStore {
             throw e;
         }
         List<UnroutedMessage> read = messages.values().stream()
-            .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs < cutoffUnixMs)
+            .filter(r -> r.routedAt == null && r.message.seq() > afterSeq && r.atUnixMs <= newestUnixMs)
             .map(r -> r.message)
             .sorted((a, b) -> Long.compare(a.seq(), b.seq()))
             .limit(limit)

@@ -140,6 +140,17 @@ class JdbcMentionStoreIT {
         assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false);
     }
 
+    /** Found by review: a pass started its floor at seq 0 and read below a cutoff, so these were read by none. */
+    @Test
+    void aFullPassReadsASeqOfZeroOrBelowAndATimeAtTheTopOfItsRange() throws SQLException {
+        exec(owner, "INSERT INTO messages (id, seq, topic_id, author_id, blocks, at_unix_ms) VALUES"
+            + " ('below', -5, 't-ch', 'u', '[]', 1), ('zero', 0, 't-ch', 'u', '[]', 1),"
+            + " ('latest', 7, 't-ch', 'u', '[]', 9223372036854775807)");
+
+        assertThat(ids(store.readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10)))
+            .containsExactly("below", "zero", "latest");
+    }
+
     @Test
     void readsOnlyMessagesStrictlyOlderThanTheCutoff() throws SQLException {
         message(owner, "old", "ch", "u", "a", NOW - 60_000);
@@ -147,7 +158,8 @@ class JdbcMentionStoreIT {
         message(owner, "exactly-min-age", "ch", "u", "c", NOW - 30_000); // not yet "older than" the minimum
         message(owner, "young", "ch", "u", "d", NOW);
 
-        assertThat(ids(store.readUnrouted(0, NOW - 30_000, LIVE_SINCE, 10))).containsExactly("old", "just-old-enough");
+        // the task's newest for a minimum age of 30 s: strictly older than it
+        assertThat(ids(store.readUnrouted(0, NOW - 30_000 - 1, LIVE_SINCE, 10))).containsExactly("old", "just-old-enough");
     }
 
     @Test

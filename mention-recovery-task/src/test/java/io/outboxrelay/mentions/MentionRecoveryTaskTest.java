@@ -165,7 +165,7 @@ class MentionRecoveryTaskTest {
         List<SourceRecord> second = pollForRecords();
         assertThat(store.routedAt("m1")).isNotNull();
         assertThat(store.routedAt("m2")).isNotNull();
-        assertThat(store.readFloors).as("the second batch starts past m2").containsExactly(0L, 2L);
+        assertThat(store.readFloors).as("the second batch starts past m2").containsExactly(Long.MIN_VALUE, 2L);
         assertThat(store.readLimits).as("and reads no more than the first planned: m3 once, not m3 and the rest")
             .containsExactly(200, 2);
 
@@ -198,7 +198,7 @@ class MentionRecoveryTaskTest {
         second.forEach(this::commit);
         pollUntilIdle();
 
-        assertThat(store.readFloors).containsExactly(0L, 2L);
+        assertThat(store.readFloors).containsExactly(Long.MIN_VALUE, 2L);
         assertThat(store.readLimits).containsExactly(200, 2);
         assertThat(List.of("m1", "m2", "m3")).allSatisfy(id -> assertThat(store.routedAt(id)).isNotNull());
         assertThat(task.metrics().messageFaults()).as("a deferred message is no fault").isZero();
@@ -229,7 +229,7 @@ class MentionRecoveryTaskTest {
 
         assertThat(pollForRecords()).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m2");
         assertThat(task.metrics().messageFaults()).isEqualTo(1);
-        assertThat(store.readFloors).containsExactly(0L);
+        assertThat(store.readFloors).containsExactly(Long.MIN_VALUE);
     }
 
     private static String messageAndAgent(SourceRecord r) {
@@ -478,7 +478,7 @@ class MentionRecoveryTaskTest {
 
         assertThat(store.routedAt("m1")).isNotNull();
         assertThat(((Struct) second.value()).getString("message_id")).isEqualTo("m2");
-        assertThat(store.readFloors).containsExactly(0L, 1L);
+        assertThat(store.readFloors).containsExactly(Long.MIN_VALUE, 1L);
     }
 
     @Test
@@ -527,7 +527,7 @@ class MentionRecoveryTaskTest {
         List<SourceRecord> records = pollForRecords();
 
         assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m3");
-        assertThat(store.readFloors).as("each pass starts at seq 0").containsExactly(0L, 0L);
+        assertThat(store.readFloors).as("each pass starts at the lowest seq").containsExactly(Long.MIN_VALUE, Long.MIN_VALUE);
     }
 
     @Test
@@ -540,7 +540,7 @@ class MentionRecoveryTaskTest {
         clock.advance(Duration.ofMillis(1000));
         List<SourceRecord> records = pollForRecords();
 
-        assertThat(store.readCutoffs).containsExactly(Long.MAX_VALUE, T0.toEpochMilli() + 1000 - 30_000);
+        assertThat(store.readCutoffs).containsExactly(Long.MAX_VALUE, T0.toEpochMilli() + 1000 - 30_000 - 1);
         assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("old");
     }
 
