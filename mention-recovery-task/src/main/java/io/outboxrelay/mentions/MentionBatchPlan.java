@@ -45,6 +45,12 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
      */
     static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
                                int maxRecords) {
+        return of(batch, membersByChannel, maxRecords, Map.of());
+    }
+
+    /** The same, with messages known to be faults, and why: not routed again. */
+    static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
+                               int maxRecords, Map<MentionOffsets.Named, String> knownFaults) {
         List<Routed> routed = new ArrayList<>();
         List<MentionOffsets.Named> nothing = new ArrayList<>();
         List<Fault> faults = new ArrayList<>();
@@ -56,7 +62,9 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
             if (msg.deferred() && planned > 0) {
                 break; // the batch read's budget of bytes ends here: this message and the rest come with the next
             }
-            Decision decision = decide(msg, membersByChannel.getOrDefault(msg.channelId(), List.of()));
+            String known = knownFaults.get(msg.named());
+            Decision decision = known != null ? new Decision(List.of(), known)
+                : decide(msg, membersByChannel.getOrDefault(msg.channelId(), List.of()));
             String fault = decision.fault();
             List<RoutedMention> mentions = decision.mentions();
             long named = mentions.isEmpty() ? 0 : namedBytes(msg);

@@ -3,6 +3,7 @@ package io.outboxrelay.mentions;
 import io.outboxrelay.common.PostgresErrorClassifier;
 import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
+import java.util.Set;
 
 /**
  * Turns a database error of the mention-recovery task into one line that says what failed, why,
@@ -24,6 +25,19 @@ final class MentionErrors {
 
     static boolean retriable(SQLException e) {
         return PostgresErrorClassifier.isRetriable(e);
+    }
+
+    /** The SQLState classes of an error about the values written: data, a constraint, a trigger's or function's own. */
+    private static final Set<String> ABOUT_THE_ROWS = Set.of("22", "23", "P0", "2F", "38", "39", "44");
+
+    /**
+     * Whether a write failed on the values of the rows it wrote (a constraint, an exception a trigger raised), so that
+     * writing one message at a time finds the message it is about: not a grant, the schema, a read-only server or an
+     * outage, which every message would meet.
+     */
+    static boolean aboutTheRows(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && state.length() == 5 && ABOUT_THE_ROWS.contains(state.substring(0, 2));
     }
 
     /**

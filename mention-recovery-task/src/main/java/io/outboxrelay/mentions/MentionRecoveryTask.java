@@ -8,6 +8,9 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -82,6 +85,11 @@ public class MentionRecoveryTask extends SourceTask {
     private volatile boolean toleranceAll;
     private final AtomicBoolean warnedUndelivered = new AtomicBoolean();
     private final ReportedFaults reportedFaults = new ReportedFaults(REPORTED_FAULTS);
+    /**
+     * Delivered messages whose own mark fails on their row's values (a constraint, a trigger): left unmarked, and not
+     * published again while the task runs (a restart does, once); at most {@link #REPORTED_FAULTS}. Task thread only.
+     */
+    private final Map<MentionOffsets.Named, String> unmarkable = new LinkedHashMap<>();
     private MentionAckTracker acks;
     private Backoff backoff;
     private MentionPass pass;
@@ -312,31 +320,21 @@ public class MentionRecoveryTask extends SourceTask {
             failPass("reading unrouted messages", e);
             return null;
         }
-        MentionBatchPlan plan = MentionBatchPlan.of(batch, members, MAX_RECORDS_PER_BATCH);
+        MentionBatchPlan plan = MentionBatchPlan.of(batch, members, MAX_RECORDS_PER_BATCH, unmarkable);
         List<UnroutedMessage> planned = batch.subList(0, plan.planned());
         pass.batchRead(planned, batch.size());
         metrics.scanned(planned.size());
-        for (MentionBatchPlan.Fault f : plan.faults()) {
-            if (reportedFaults.first(f.message().named())) {
-                log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is read again every pass until"
-                    + " the row is fixed (logged again at DEBUG, counted in message-faults-total)", f.message().id(),
-                    f.message().seq(), f.reason());
-            } else {
-                log.debug("Mention recovery left message {} (seq {}) unrouted again: {}", f.message().id(),
-                    f.message().seq(), f.reason());
-            }
-        }
-        pass.faults(plan.faults().size());
-        metrics.faults(plan.faults().size());
+        plan.faults().forEach(this::reportFault);
+        List<MentionBatchPlan.Routed> routedAll;
         try {
-            store.recordOwed(plan.owed(), now);
+            routedAll = recordOwed(plan, now);
         } catch (SQLException e) {
             failPass("recording " + plan.owed().size() + " owed mention(s)", e);
             return null;
         }
         List<SourceRecord> records = new ArrayList<>();
         MentionOffsets offsets = namesMessages ? new MentionOffsets(transactions != null) : null;
-        for (MentionBatchPlan.Routed routed : plan.routed()) {
+        for (MentionBatchPlan.Routed routed : routedAll) {
             MentionAckTracker.PendingMessage pending = acks.expect(routed.message().named(), routed.mentions().size());
             List<RoutedMention> mentions = routed.mentions();
             for (int i = 0; i < mentions.size(); i++) {
@@ -362,6 +360,55 @@ public class MentionRecoveryTask extends SourceTask {
         return records;
     }
 
+    private void reportFault(MentionBatchPlan.Fault f) {
+        if (reportedFaults.first(f.message().named())) {
+            log.error("Mention recovery left message {} (seq {}) unrouted: {}; it is read again every pass until"
+                + " the row is fixed (logged again at DEBUG, counted in message-faults-total)", f.message().id(),
+                f.message().seq(), f.reason());
+        } else {
+            log.debug("Mention recovery left message {} (seq {}) unrouted again: {}", f.message().id(),
+                f.message().seq(), f.reason());
+        }
+        pass.faults(1);
+        metrics.faults(1);
+    }
+
+    /**
+     * Records the plan's owed rows in one statement; when that fails on a row's values, one message at a time, a
+     * message whose own rows fail that way left unrouted as a fault (the contract's per-message fault: the scan goes
+     * on). Returns the routed messages whose owed rows are recorded.
+     *
+     * @throws SQLException a failure not about the rows: the pass fails, and is retried
+     */
+    private List<MentionBatchPlan.Routed> recordOwed(MentionBatchPlan plan, long now) throws SQLException {
+        try {
+            store.recordOwed(plan.owed(), now);
+            return plan.routed();
+        } catch (SQLException e) {
+            if (!MentionErrors.aboutTheRows(e)) {
+                throw e;
+            }
+        }
+        List<MentionBatchPlan.Routed> recorded = new ArrayList<>();
+        for (MentionBatchPlan.Routed routed : plan.routed()) {
+            List<MentionStore.OwedRow> rows = plan.owed().stream()
+                .filter(o -> o.messageId().equals(routed.message().id())).toList();
+            try {
+                if (!rows.isEmpty()) {
+                    store.recordOwed(rows, now);
+                }
+                recorded.add(routed);
+            } catch (SQLException one) {
+                if (!MentionErrors.aboutTheRows(one)) {
+                    throw one;
+                }
+                reportFault(new MentionBatchPlan.Fault(routed.message(),
+                    MentionErrors.describe("recording its owed mention(s)", one)));
+            }
+        }
+        return recorded;
+    }
+
     /**
      * The last list, when Connect will acknowledge it only with a later transaction because a transform filtered it
      * whole (ListCommits): settled as undelivered, what its late nulls would say.
@@ -384,16 +431,17 @@ public class MentionRecoveryTask extends SourceTask {
         if (timer < markRetryAtMs) {
             return false;
         }
+        List<MentionOffsets.Named> left = new ArrayList<>(namedAtStart);
         try {
-            int n = store.markNamed(namedAtStart, clock.millis());
+            int n = markAll(left);
             log.info("Mention recovery marked {} of the {} message(s) its committed offset named (the others were"
                 + " marked already, or are no longer those messages)", n, namedAtStart.size());
-            metrics.marked(n);
             namedAtStart = List.of();
             markBackoff.reset();
             markRetryAtMs = 0;
             return true;
         } catch (SQLException e) {
+            namedAtStart = List.copyOf(left);
             markFailed("marking the " + namedAtStart.size() + " message(s) the committed offset names", e,
                 "no pass runs until they are marked", timer);
             return false;
@@ -412,19 +460,74 @@ public class MentionRecoveryTask extends SourceTask {
             return;
         }
         try {
-            int n = store.markNamed(unmarked, clock.millis());
-            unmarked.clear();
+            markAll(unmarked);
             markBackoff.reset();
             markRetryAtMs = 0;
-            metrics.marked(n);
-            if (pass != null) {
-                pass.marked(n);
-            }
         } catch (SQLException e) {
             if (!stopping) {
                 markFailed("marking " + unmarked.size() + " delivered message(s) routed", e,
                     "no batch is read until they are marked", timer);
             }
+        }
+    }
+
+    /**
+     * Marks {@code named} routed, removing each once marked: all in one statement, or, when that fails on a row's
+     * values, one message at a time, a message whose own mark fails that way set aside ({@link #unmarkable}) so that
+     * it does not hold back the others.
+     *
+     * @return how many rows the marks changed (counted in the metrics and the pass)
+     * @throws SQLException a failure not about the rows; the messages not marked yet are left in {@code named}
+     */
+    private int markAll(Collection<MentionOffsets.Named> named) throws SQLException {
+        int n = 0;
+        try {
+            n = store.markNamed(named, clock.millis());
+            named.clear();
+            return n;
+        } catch (SQLException e) {
+            if (!MentionErrors.aboutTheRows(e)) {
+                throw e;
+            }
+        } finally {
+            countMarked(n);
+        }
+        int alone = 0;
+        try {
+            for (Iterator<MentionOffsets.Named> it = named.iterator(); it.hasNext(); it.remove()) {
+                MentionOffsets.Named m = it.next();
+                try {
+                    alone += store.markNamed(List.of(m), clock.millis());
+                } catch (SQLException one) {
+                    if (!MentionErrors.aboutTheRows(one)) {
+                        throw one;
+                    }
+                    setAside(m, one);
+                }
+            }
+            return alone;
+        } finally {
+            countMarked(alone);
+        }
+    }
+
+    private void countMarked(int n) {
+        metrics.marked(n);
+        if (pass != null) {
+            pass.marked(n);
+        }
+    }
+
+    private void setAside(MentionOffsets.Named m, SQLException e) {
+        metrics.markFailed();
+        metrics.faults(1);
+        String reason = MentionErrors.markFailure("marking it routed", e);
+        log.error("Mention recovery delivered the mentions of message {} (seq {}) but cannot mark it routed: {}; it goes"
+            + " on with the other messages and does not publish this one again while it runs (a restart does, once);"
+            + " fix the row", m.id(), m.seq(), reason);
+        reportedFaults.first(m);
+        if (unmarkable.size() < REPORTED_FAULTS) {
+            unmarkable.put(m, "its mentions were delivered, but " + reason);
         }
     }
 

@@ -47,6 +47,8 @@ final class FakeMentionStore implements MentionStore {
     SQLException failNextMark;
     /** While set, every markNamed call fails with it (a lasting outage or a missing grant). */
     SQLException failMarks;
+    /** Message ids whose rows fail every write that holds them (a constraint, a trigger), with the error. */
+    final Map<String, SQLException> failRowsOf = new HashMap<>();
 
     void addMessage(String id, long seq, long atUnixMs, String channelId, String authorId, String blocksJson) {
         messages.put(id, new Row(new UnroutedMessage(id, seq, authorId, channelId, false, blocksJson), atUnixMs));
@@ -104,8 +106,9 @@ final class FakeMentionStore implements MentionStore {
     }
 
     @Override
-    public int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) {
+    public int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) throws SQLException {
         calls.add("owed:" + rows.size());
+        failRowsIfAsked(rows.stream().map(OwedRow::messageId).toList());
         int before = owed.size();
         owed.addAll(rows);
         return owed.size() - before;
@@ -117,12 +120,21 @@ final class FakeMentionStore implements MentionStore {
         calls.add("markNamed:" + named.stream().map(n -> n.seq() + "/" + n.id()).collect(Collectors.joining(",")));
         markCalls.add(named.stream().map(MentionOffsets.Named::id).toList());
         failMarkIfAsked();
+        failRowsIfAsked(named.stream().map(MentionOffsets.Named::id).toList());
         int n = 0;
         for (MentionOffsets.Named m : named) {
             Row row = messages.get(m.id());
             n += row != null && row.message.seq() == m.seq() ? mark(row, routedAtUnixMs) : 0;
         }
         return n;
+    }
+
+    private void failRowsIfAsked(List<String> messageIds) throws SQLException {
+        for (String id : messageIds) {
+            if (failRowsOf.containsKey(id)) {
+                throw failRowsOf.get(id);
+            }
+        }
     }
 
     private void failMarkIfAsked() throws SQLException {

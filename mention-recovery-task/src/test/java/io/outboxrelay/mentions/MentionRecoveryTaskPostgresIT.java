@@ -175,6 +175,43 @@ class MentionRecoveryTaskPostgresIT {
      * task publishes nothing, since the first holds the scan. Once the first stops, the second takes over at its next
      * look (a scan interval of 200 ms here) and recovers what comes next.
      */
+    /**
+     * The contract's per-message fault, on real constraints: one message whose owed row a trigger refuses, and one
+     * whose mark a CHECK refuses, each stay unrouted while the others are recovered and marked (found by review:
+     * either one held back every later message).
+     */
+    @Test
+    void aMessageTheDatabaseRefusesToOweOrToMarkHoldsBackNoOther() throws Exception {
+        exec(owner, """
+            CREATE FUNCTION refuse_owed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF NEW.message_id = 'm-owe' THEN RAISE EXCEPTION 'test: no owed row for %', NEW.message_id; END IF;
+              RETURN NEW;
+            END $$""");
+        exec(owner, "CREATE TRIGGER refuse_owed BEFORE INSERT ON owed_mentions FOR EACH ROW EXECUTE FUNCTION refuse_owed()");
+        exec(owner, "ALTER TABLE messages ADD CONSTRAINT refuse_mark CHECK (id <> 'm-mark' OR mentions_routed_at IS NULL)"
+            + " NOT VALID");
+        long now = System.currentTimeMillis();
+        message(owner, "m-owe", "ch", "u-1", "hi @ada", now);
+        message(owner, "m-mark", "ch", "u-1", "hi @bob", now);
+        message(owner, "m-ok", "ch", "u-1", "hi @ada", now);
+        MentionRecoveryTask task = startTask("true");
+
+        List<SourceRecord> records = pollUntil(task, recovered(task, 2));
+        assertThat(describe(records)).containsExactly("m-mark->a-bob:WAKE", "m-ok->a-ada:OWED");
+        records.forEach(r -> task.commitRecord(r, ACK));
+        List<SourceRecord> later = new ArrayList<>(pollUntil(task, marked("m-ok")));
+        long passes = task.metrics().passesCompleted();
+        exec(owner, "SELECT pg_notify('mentions_recovery', '')");
+        later.addAll(pollUntil(task, passesCompleted(task, (int) passes + 1)));
+
+        assertThat(later).as("m-mark was delivered: not published again by the next pass").isEmpty();
+        assertThat(routedAt(owner, "m-owe")).isNull();
+        assertThat(routedAt(owner, "m-mark")).isNull();
+        assertThat(queryLong(owner, "SELECT count(*) FROM owed_mentions WHERE message_id = 'm-ok'")).isEqualTo(1);
+        assertThat(task.metrics().messageFaults()).as("each pass counts both again").isGreaterThanOrEqualTo(4);
+    }
+
     @Test
     void aSecondConnectorsMentionTaskStaysIdleWhileTheFirstScansAndTakesOverOnceItStops() throws Exception {
         message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());

@@ -346,6 +346,54 @@ class MentionRecoveryTaskTest {
             .hasSize(2);
     }
 
+    /**
+     * Found by review: the owed rows of a batch are written in one statement, so one message whose owed row a
+     * constraint refuses failed every pass, and each retry read that batch first: nothing was recovered again. The
+     * contract's per-message fault: that message stays unrouted, the others go on.
+     */
+    @Test
+    void aMessageWhoseOwedRowTheDatabaseRefusesIsAFaultAndTheOthersAreRecovered() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@ada"));
+        store.failRowsOf.put("m1", new SQLException("insert or update on table \"owed_mentions\" violates foreign key"
+            + " constraint", "23503"));
+        start();
+
+        List<SourceRecord> records = pollForRecords();
+        assertThat(records).extracting(r -> ((Struct) r.value()).getString("message_id")).containsExactly("m2");
+        records.forEach(this::commit);
+        pollUntilIdle();
+
+        assertThat(store.routedAt("m2")).isNotNull();
+        assertThat(store.routedAt("m1")).as("left unrouted, read again next pass").isNull();
+        assertThat(task.metrics().messageFaults()).isEqualTo(1);
+    }
+
+    /**
+     * Found by review: a delivered message whose mark a trigger or constraint refuses held back every batch for good.
+     * It is set aside (left unmarked, not published again while the task runs); the others are marked and the scan
+     * goes on. A failure every message would meet (an outage, a grant) still holds them all, as above.
+     */
+    @Test
+    void aDeliveredMessageWhoseMarkTheDatabaseRefusesIsSetAsideAndTheScanGoesOn() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@bob"));
+        start();
+        List<SourceRecord> first = pollForRecords();
+        store.failRowsOf.put("m1", new SQLException("new row for relation \"messages\" violates check constraint",
+            "23514"));
+        first.forEach(this::commit);
+        pollUntilIdle();
+        assertThat(store.routedAt("m2")).isNotNull();
+        assertThat(store.routedAt("m1")).isNull();
+
+        store.addMessage("m3", 3, 0, "ch", "u-1", mentioning("@ada"));
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        List<SourceRecord> next = pollForRecords();
+        assertThat(next).as("the scan goes on; m1 is not published again").extracting(r -> ((Struct) r.value())
+            .getString("message_id")).containsExactly("m3");
+    }
+
     @Test
     void aMarkTheRoleHasNoPrivilegeForIsRetriedLikeAnyOtherAndNoPassStartsMeanwhile() throws Exception {
         SourceRecord record = startWithOneMentionInFlight();
