@@ -14,8 +14,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The one @mention grammar: which handles a message's {@code blocks} mention. Every path that routes
- * mentions uses this parser, so the recovery scan and any other caller can never disagree.
+ * The @mention grammar of the recovery scan: which handles a message's {@code blocks} mention. Every Java path of
+ * this plugin uses this one parser. The chat server's live path is Go code of its own, which this grammar follows
+ * rule for rule (below); the two are kept in step by hand and by {@code MentionGrammarTest}'s cases, not by sharing
+ * code, so a change to the server's grammar must be made here too.
  *
  * <p>Only blocks of type {@code text} are read (never {@code code} or anything else). A handle is an
  * {@code @} at the start of the text or after a non-word character (anything but an ASCII letter, digit or

@@ -11,8 +11,9 @@ import java.util.Objects;
 
 /**
  * The one mention routing function: from the handles a message mentions and its channel's members to
- * one {@link Arm} per mentioned agent member. Pure (no I/O), so the live path and the recovery scan
- * can share it and tests can pin the whole table.
+ * one {@link Arm} per mentioned agent member. Pure (no I/O), so a Java live path could share it and tests can
+ * pin the whole table. The chat server's live path is Go code of its own, which this follows arm for arm; the
+ * two are kept in step by hand, not by shared code.
  *
  * <ul>
  *   <li>Only agent accounts that are members of the channel are routed; other handles are ignored. A handle
