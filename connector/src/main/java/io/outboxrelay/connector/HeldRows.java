@@ -67,11 +67,9 @@ final class HeldRows {
     void handOut(PendingRow row) {
         row.handedOut(polls);
         lastHandOutPoll = polls;
-        if (rows.get(row.seq()) instanceof HeldRow.InFlight earlier) {
-            // claimed again while still in flight (its lease lapsed while Connect did not poll): that earlier claim's
-            // outcome no longer decides anything, the records of both go out (at least once)
-            inFlightBytes -= earlier.row().row().rowBytes();
-        }
+        // a row claimed again while still in flight (its lease lapsed while Connect did not poll, and another claimer
+        // took it and let it go) replaces the earlier claim, whose outcome then decides nothing (put): the records of
+        // both go out, at least once
         put(HeldRow.inFlight(row));
         inFlightBytes += row.row().rowBytes();
         acks.track(row);
@@ -108,7 +106,6 @@ final class HeldRows {
             if (!(rows.get(row.seq()) instanceof HeldRow.InFlight f) || f.row() != row) {
                 continue; // forgotten at stop, settled already, or an earlier claim of a row claimed again since
             }
-            inFlightBytes -= row.row().rowBytes();
             put(row.failed() ? afterFailure.apply(row) : HeldRow.acked(row));
         }
     }
@@ -235,11 +232,14 @@ final class HeldRows {
         return counts[state.ordinal()];
     }
 
-    /** A row enters a state: it goes last in that state's group. */
+    /** A row enters a state: it goes last in that state's group (a row in flight leaving it takes its bytes along). */
     private void put(HeldRow row) {
         HeldRow old = rows.remove(row.seq());
         if (old != null) {
             counts[old.state().ordinal()]--;
+        }
+        if (old instanceof HeldRow.InFlight f) {
+            inFlightBytes -= f.row().row().rowBytes();
         }
         rows.put(row.seq(), row);
         counts[row.state().ordinal()]++;

@@ -104,6 +104,21 @@ class HeldRowsTest {
         assertThat(held.hasRoom(1, 1)).as("no bytes of either claim left counted in flight").isTrue();
     }
 
+    /**
+     * Found by review: a row still in flight that a new claim meant to poison (too many attempts by then) left its
+     * bytes counted in flight for good.
+     */
+    @Test
+    void aRowInFlightThatIsToBePoisonedNowLeavesNoBytesBehind() throws SQLException {
+        held.dispatched();
+        held.handOut(pending(9));
+        held.poison(9, "claimed more than outbox.max.attempts times");
+
+        assertThat(held.inFlightCount()).isZero();
+        assertThat(held.hasRoom(1, 1)).as("no bytes left counted in flight").isTrue();
+        assertThat(written(HeldRows.POISONS)).extracting(OutboxStore.Poison::seq).containsExactly(9L);
+    }
+
     /** Flushes {@code group} with a write that works, returning what it wrote (null: none). */
     private <T> List<T> written(HeldRows.Group<?, T> group) throws SQLException {
         return held.flush(group, rows -> rows);
