@@ -49,6 +49,7 @@ public final class ListCommits {
 
     /** Whether the task's commits wait for the WAL flush: else a warning when it turns out to run exactly-once. */
     private final boolean durableCommits;
+    private boolean toldOfAsynchronousCommits;
 
     private ListCommits(boolean ownTransactions, boolean nullIsFiltered, boolean durableCommits) {
         this.ownTransactions = ownTransactions;
@@ -89,12 +90,6 @@ public final class ListCommits {
     public void committed() {
         if (Thread.currentThread() == pollThread) {
             committedSincePoll = true; // only the poll thread reads and writes it
-            if (!exactlyOnce && !durableCommits) {
-                log.warn("This task runs in Connect's transactions (exactly-once) with connection.synchronous.commit"
-                    + "=off: a PostgreSQL crash can undo its last stamps after its committed offsets stopped naming"
-                    + " their rows, and those rows are then produced again, duplicates a read_committed consumer sees."
-                    + " Set connection.synchronous.commit=on (what it is, unset, with exactly.once.support=required)");
-            }
             exactlyOnce = true;
         }
     }
@@ -104,10 +99,24 @@ public final class ListCommits {
         pollThread = Thread.currentThread();
         boolean committed = committedSincePoll;
         committedSincePoll = false;
+        if (committed && !durableCommits && !toldOfAsynchronousCommits) {
+            // a poll after a commit on the poll thread: an exactly-once worker (an at-least-once one calls it there
+            // only for its final commit, after which no poll comes)
+            toldOfAsynchronousCommits = true;
+            log.warn("This task runs in Connect's transactions (exactly-once) with connection.synchronous.commit=off:"
+                + " a PostgreSQL crash can undo its last stamps after its committed offsets stopped naming their rows,"
+                + " and those rows are then produced again, duplicates a read_committed consumer sees. Set"
+                + " connection.synchronous.commit=on (what it is, unset, with exactly.once.support=required)");
+        }
         if (ownTransactions) {
             return Settle.IN_FLIGHT_NOW;
         }
         return nullIsFiltered && committed ? Settle.IN_FLIGHT_AT_LAST_POLL : Settle.NONE;
+    }
+
+    /** Whether this task logged that it runs exactly-once with asynchronous commits (tests). */
+    boolean toldOfAsynchronousCommits() {
+        return toldOfAsynchronousCommits;
     }
 
     /** Task thread: whether to note, at this poll, what is unacknowledged (an exactly-once worker seen, no own transactions). */

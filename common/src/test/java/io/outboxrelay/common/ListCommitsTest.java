@@ -43,6 +43,31 @@ class ListCommitsTest {
         assertThat(ListCommits.runtimeRead(version)).isEqualTo(trusted);
     }
 
+    /**
+     * An exactly-once worker commits on the poll thread and polls again: with asynchronous commits the task says to
+     * make them durable, once. An at-least-once worker's final commit on the poll thread (at a stop) is followed by
+     * no poll: nothing is said (found by review: the first rule warned every default task at each stop).
+     */
+    @Test
+    void aPollAfterACommitOnThePollThreadWithAsynchronousCommitsIsToldOfOnce() {
+        ListCommits stopping = ListCommits.of(null, Map.of(), "4.3.1");
+        stopping.atPoll();
+        stopping.committed(); // an at-least-once worker's final commit
+        assertThat(stopping.toldOfAsynchronousCommits()).isFalse();
+
+        ListCommits transactions = ListCommits.of(null, Map.of(), "4.3.1");
+        transactions.atPoll();
+        transactions.committed();
+        transactions.atPoll();
+        assertThat(transactions.toldOfAsynchronousCommits()).isTrue();
+
+        ListCommits durable = ListCommits.of(null, Map.of("exactly.once.support", "required"), "4.3.1");
+        durable.atPoll();
+        durable.committed();
+        durable.atPoll();
+        assertThat(durable.toldOfAsynchronousCommits()).as("unset, on: nothing to say").isFalse();
+    }
+
     @Test
     void aCommitFromAnotherThreadShowsNothing() throws InterruptedException {
         ListCommits commits = of("none");
