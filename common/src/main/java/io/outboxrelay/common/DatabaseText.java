@@ -52,9 +52,13 @@ public final class DatabaseText {
      */
     public static String expand(String sql) {
         String encodings = RAW.keySet().stream().sorted().map(n -> "'" + n + "'").collect(Collectors.joining(", "));
-        return SENT.matcher(sql.replace("{raw_encoding}", "CASE WHEN current_setting('server_encoding') IN ("
+        String out = SENT.matcher(sql.replace("{raw_encoding}", "CASE WHEN current_setting('server_encoding') IN ("
                 + encodings + ") THEN current_setting('server_encoding') END"))
             .replaceAll("CASE WHEN x.raw IS NULL THEN $1 ELSE encode(convert_to($1, x.raw), 'hex') END");
+        if (out.contains("{sent(")) {
+            throw new IllegalArgumentException("{sent(...)} takes a column reference such as w.id: " + sql);
+        }
+        return out;
     }
 
     /**

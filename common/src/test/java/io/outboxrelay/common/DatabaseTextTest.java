@@ -24,6 +24,8 @@ class DatabaseTextTest {
 
         assertThat(sql).doesNotContain("{").contains("'SQL_ASCII', ").contains("'WIN1252'")
             .contains("SELECT CASE WHEN x.raw IS NULL THEN w.id ELSE encode(convert_to(w.id, x.raw), 'hex') END AS id");
+        assertThatThrownBy(() -> DatabaseText.expand("SELECT {sent(lower(w.id))}"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("column reference");
     }
 
     @Test
