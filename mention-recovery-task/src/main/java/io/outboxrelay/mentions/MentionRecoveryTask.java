@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * marks each message once every one of its records was acknowledged. It scans at start, on NOTIFY and
  * periodically; one batch is in flight at a time. A database error in a pass ends the pass, which is
  * retried with backoff. A failed mark is retried with backoff too, and no batch is read until the
- * delivered messages are marked (or the next pass would publish them again); a mark a retry cannot fix
+ * delivered messages are marked (or the next pass would publish them again), unless the database refuses one
+ * message's own row (that message alone is set aside, {@link #unmarkable}); a mark a retry cannot fix
  * (a missing grant) is logged at ERROR naming the fix, and retried the same way, so the task carries on
  * by itself once the fix is in. Neither fails the task.
  */
@@ -259,6 +260,7 @@ public class MentionRecoveryTask extends SourceTask {
                 t.awaitDue(maxPollWait);
                 return null;
             }
+            markSetAsideAgain();
             pass = new MentionPass(kind, config.batchSize(), System.nanoTime());
         }
         return holdsScan() ? nextBatch() : null;
@@ -390,11 +392,14 @@ public class MentionRecoveryTask extends SourceTask {
             }
         }
         List<MentionBatchPlan.Routed> recorded = new ArrayList<>();
+        Map<MentionBatchPlan.Routed, SQLException> refused = new LinkedHashMap<>();
+        int tried = 0;
         for (MentionBatchPlan.Routed routed : plan.routed()) {
             List<MentionStore.OwedRow> rows = plan.owed().stream()
                 .filter(o -> o.messageId().equals(routed.message().id())).toList();
             try {
                 if (!rows.isEmpty()) {
+                    tried++;
                     store.recordOwed(rows, now);
                 }
                 recorded.add(routed);
@@ -402,10 +407,14 @@ public class MentionRecoveryTask extends SourceTask {
                 if (!MentionErrors.aboutTheRows(one)) {
                     throw one;
                 }
-                reportFault(new MentionBatchPlan.Fault(routed.message(),
-                    MentionErrors.describe("recording its owed mention(s)", one)));
+                refused.put(routed, one);
             }
         }
+        if (tried > 1 && refused.size() == tried) {
+            throw refused.values().iterator().next(); // refused for every message: not about one of them
+        }
+        refused.forEach((routed, e) -> reportFault(new MentionBatchPlan.Fault(routed.message(),
+            MentionErrors.describe("recording its owed mention(s)", e))));
         return recorded;
     }
 
@@ -492,22 +501,58 @@ public class MentionRecoveryTask extends SourceTask {
         } finally {
             countMarked(n);
         }
+        int tried = named.size();
         int alone = 0;
+        Map<MentionOffsets.Named, SQLException> refused = new LinkedHashMap<>();
         try {
-            for (Iterator<MentionOffsets.Named> it = named.iterator(); it.hasNext(); it.remove()) {
+            for (Iterator<MentionOffsets.Named> it = named.iterator(); it.hasNext();) {
                 MentionOffsets.Named m = it.next();
                 try {
                     alone += store.markNamed(List.of(m), clock.millis());
+                    it.remove();
                 } catch (SQLException one) {
                     if (!MentionErrors.aboutTheRows(one)) {
                         throw one;
                     }
-                    setAside(m, one);
+                    refused.put(m, one);
                 }
             }
-            return alone;
         } finally {
             countMarked(alone);
+        }
+        if (!refused.isEmpty() && (tried > 1 && refused.size() == tried
+            || unmarkable.size() + refused.size() > REPORTED_FAULTS)) {
+            // refused for every message (a trigger on every UPDATE, say), or more than it remembers: held and
+            // retried as any failed mark, rather than routed again at the next start
+            throw refused.values().iterator().next();
+        }
+        refused.forEach(this::setAside);
+        named.removeAll(refused.keySet());
+        return alone;
+    }
+
+    /**
+     * At the start of a pass, the marks of the messages set aside are tried again, one at a time: a row fixed since
+     * is marked now, not routed again at the next start.
+     */
+    private void markSetAsideAgain() {
+        int n = 0;
+        for (Iterator<MentionOffsets.Named> it = unmarkable.keySet().iterator(); it.hasNext();) {
+            MentionOffsets.Named m = it.next();
+            try {
+                n += store.markNamed(List.of(m), clock.millis());
+                it.remove();
+            } catch (SQLException e) {
+                log.debug("Mention recovery still cannot mark message {} (seq {}) routed: {}", m.id(), m.seq(),
+                    e.getMessage());
+                if (!MentionErrors.aboutTheRows(e)) {
+                    break; // the database, not the row: the next pass tries again
+                }
+            }
+        }
+        if (n > 0) {
+            log.info("Mention recovery marked {} message(s) it had set aside; their rows accept the mark now", n);
+            countMarked(n);
         }
     }
 
@@ -522,13 +567,11 @@ public class MentionRecoveryTask extends SourceTask {
         metrics.markFailed();
         metrics.faults(1);
         String reason = MentionErrors.markFailure("marking it routed", e);
-        log.error("Mention recovery delivered the mentions of message {} (seq {}) but cannot mark it routed: {}; it goes"
-            + " on with the other messages and does not publish this one again while it runs (a restart does, once);"
-            + " fix the row", m.id(), m.seq(), reason);
+        log.error("Mention recovery routed message {} (seq {}), its records, if any, delivered, but cannot mark it: {};"
+            + " it goes on with the other messages, leaves this one unmarked and does not route it again while it runs"
+            + " (a restart does, once); it tries the mark again at each pass: fix the row", m.id(), m.seq(), reason);
         reportedFaults.first(m);
-        if (unmarkable.size() < REPORTED_FAULTS) {
-            unmarkable.put(m, "its mentions were delivered, but " + reason);
-        }
+        unmarkable.put(m, "it was routed, but " + reason);
     }
 
     /**

@@ -170,12 +170,6 @@ class MentionRecoveryTaskPostgresIT {
     }
 
     /**
-     * Two connectors with mention recovery on one database: while the first task's records of m1 are in flight, m1 is
-     * still unrouted (the control: the second task's own read finds it, and would publish it again), yet the second
-     * task publishes nothing, since the first holds the scan. Once the first stops, the second takes over at its next
-     * look (a scan interval of 200 ms here) and recovers what comes next.
-     */
-    /**
      * The contract's per-message fault, on real constraints: one message whose owed row a trigger refuses, and one
      * whose mark a CHECK refuses, each stay unrouted while the others are recovered and marked (found by review:
      * either one held back every later message).
@@ -212,6 +206,12 @@ class MentionRecoveryTaskPostgresIT {
         assertThat(task.metrics().messageFaults()).as("each pass counts both again").isGreaterThanOrEqualTo(4);
     }
 
+    /**
+     * Two connectors with mention recovery on one database: while the first task's records of m1 are in flight, m1 is
+     * still unrouted (the control: the second task's own read finds it, and would publish it again), yet the second
+     * task publishes nothing, since the first holds the scan. Once the first stops, the second takes over at its next
+     * look (a scan interval of 200 ms here) and recovers what comes next.
+     */
     @Test
     void aSecondConnectorsMentionTaskStaysIdleWhileTheFirstScansAndTakesOverOnceItStops() throws Exception {
         message(owner, "m1", "ch", "u-1", "hi @ada", System.currentTimeMillis());

@@ -392,6 +392,39 @@ class MentionRecoveryTaskTest {
         List<SourceRecord> next = pollForRecords();
         assertThat(next).as("the scan goes on; m1 is not published again").extracting(r -> ((Struct) r.value())
             .getString("message_id")).containsExactly("m3");
+        next.forEach(this::commit);
+        pollUntilIdle();
+
+        store.failRowsOf.clear(); // the operator fixed the row
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).as("tried again at the next pass").isNotNull();
+    }
+
+    /**
+     * A mark refused for every message of the batch is about them all (a trigger that refuses every UPDATE): they are
+     * held and retried as any failed mark, not set aside to be routed again at every start.
+     */
+    @Test
+    void aMarkRefusedForEveryMessageHoldsThemAllAndIsRetried() throws Exception {
+        store.addMessage("m1", 1, 0, "ch", "u-1", mentioning("@ada"));
+        store.addMessage("m2", 2, 0, "ch", "u-1", mentioning("@bob"));
+        start();
+        List<SourceRecord> records = pollForRecords();
+        SQLException refused = new SQLException("test: no updates", "P0001");
+        store.failRowsOf.put("m1", refused);
+        store.failRowsOf.put("m2", refused);
+        records.forEach(this::commit);
+        pollUntilIdle();
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        pollUntilIdle();
+        assertThat(store.calls.stream().filter("read"::equals)).as("no batch read while they are held").hasSize(1);
+
+        store.failRowsOf.clear();
+        clock.advance(Duration.ofMillis(Backoff.DEFAULT_MAX_MS));
+        pollUntilIdle();
+        assertThat(store.routedAt("m1")).isNotNull();
+        assertThat(store.routedAt("m2")).isNotNull();
     }
 
     @Test
