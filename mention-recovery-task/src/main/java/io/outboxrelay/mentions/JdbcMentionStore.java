@@ -22,6 +22,9 @@ import javax.sql.DataSource;
  */
 public final class JdbcMentionStore implements MentionStore {
     private static final NamedSql SQL = NamedSql.load(JdbcMentionStore.class, "mentions.sql");
+    /** Expanded once, when the class loads: a placeholder it cannot expand fails there, not in a poll. */
+    private static final String READ_UNROUTED = DatabaseText.expand(SQL.get("ReadUnroutedBatch"));
+    private static final String LOAD_AGENT_MEMBERS = DatabaseText.expand(SQL.get("LoadAgentMembers"));
 
     /**
      * The bytes of blocks one batch read brings at most, its first message whole however large: 200 messages of a few
@@ -45,7 +48,7 @@ public final class JdbcMentionStore implements MentionStore {
     public List<UnroutedMessage> readUnrouted(long afterSeq, long newestUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(DatabaseText.expand(SQL.get("ReadUnroutedBatch")))) {
+             PreparedStatement ps = c.prepareStatement(READ_UNROUTED)) {
             ps.setLong(1, afterSeq);
             ps.setLong(2, newestUnixMs);
             ps.setLong(3, liveSinceUnixMs);
@@ -73,7 +76,7 @@ public final class JdbcMentionStore implements MentionStore {
             return out;
         }
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(DatabaseText.expand(SQL.get("LoadAgentMembers")))) {
+             PreparedStatement ps = c.prepareStatement(LOAD_AGENT_MEMBERS)) {
             ps.setLong(1, liveSinceUnixMs);
             ps.setArray(2, textArray(c, channelIds));
             try (ResultSet rs = ps.executeQuery()) {

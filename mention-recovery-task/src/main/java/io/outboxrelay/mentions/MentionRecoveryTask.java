@@ -41,6 +41,8 @@ public class MentionRecoveryTask extends SourceTask {
     static final Duration MAX_POLL_WAIT = Duration.ofMillis(500);
     /** How many faulty messages the task remembers having reported at ERROR. */
     static final int REPORTED_FAULTS = 10_000;
+    /** How many set-aside messages' marks a pass tries again at its start, one statement each. */
+    static final int SET_ASIDE_RETRIES = 100;
     /**
      * The most records one batch makes, short of one message's own: a batch of {@code mentions.batch.size} messages
      * that each ping {@code @all} in a channel of thousands of agents would otherwise hold millions of records in the
@@ -392,14 +394,11 @@ public class MentionRecoveryTask extends SourceTask {
             }
         }
         List<MentionBatchPlan.Routed> recorded = new ArrayList<>();
-        Map<MentionBatchPlan.Routed, SQLException> refused = new LinkedHashMap<>();
-        int tried = 0;
         for (MentionBatchPlan.Routed routed : plan.routed()) {
             List<MentionStore.OwedRow> rows = plan.owed().stream()
                 .filter(o -> o.messageId().equals(routed.message().id())).toList();
             try {
                 if (!rows.isEmpty()) {
-                    tried++;
                     store.recordOwed(rows, now);
                 }
                 recorded.add(routed);
@@ -407,14 +406,11 @@ public class MentionRecoveryTask extends SourceTask {
                 if (!MentionErrors.aboutTheRows(one)) {
                     throw one;
                 }
-                refused.put(routed, one);
+                // a fault like an unreadable message: read again every pass, so nothing is lost whatever refused it
+                reportFault(new MentionBatchPlan.Fault(routed.message(),
+                    MentionErrors.describe("recording its owed mention(s)", one)));
             }
         }
-        if (tried > 1 && refused.size() == tried) {
-            throw refused.values().iterator().next(); // refused for every message: not about one of them
-        }
-        refused.forEach((routed, e) -> reportFault(new MentionBatchPlan.Fault(routed.message(),
-            MentionErrors.describe("recording its owed mention(s)", e))));
         return recorded;
     }
 
@@ -444,7 +440,7 @@ public class MentionRecoveryTask extends SourceTask {
         try {
             int n = markAll(left);
             log.info("Mention recovery marked {} of the {} message(s) its committed offset named (the others were"
-                + " marked already, or are no longer those messages)", n, namedAtStart.size());
+                + " marked already, are no longer those messages, or were set aside: see above)", n, namedAtStart.size());
             namedAtStart = List.of();
             markBackoff.reset();
             markRetryAtMs = 0;
@@ -501,7 +497,6 @@ public class MentionRecoveryTask extends SourceTask {
         } finally {
             countMarked(n);
         }
-        int tried = named.size();
         int alone = 0;
         Map<MentionOffsets.Named, SQLException> refused = new LinkedHashMap<>();
         try {
@@ -520,10 +515,12 @@ public class MentionRecoveryTask extends SourceTask {
         } finally {
             countMarked(alone);
         }
-        if (!refused.isEmpty() && (tried > 1 && refused.size() == tried
-            || unmarkable.size() + refused.size() > REPORTED_FAULTS)) {
-            // refused for every message (a trigger on every UPDATE, say), or more than it remembers: held and
-            // retried as any failed mark, rather than routed again at the next start
+        if (!refused.isEmpty() && unmarkable.size() + refused.size() > REPORTED_FAULTS) {
+            markSetAsideAgain(); // rows fixed since make room
+        }
+        if (!refused.isEmpty() && unmarkable.size() + refused.size() > REPORTED_FAULTS) {
+            // more set aside than it remembers (a trigger that refuses every mark, say): held and retried as any
+            // failed mark, rather than routed again at every pass
             throw refused.values().iterator().next();
         }
         refused.forEach(this::setAside);
@@ -532,22 +529,24 @@ public class MentionRecoveryTask extends SourceTask {
     }
 
     /**
-     * At the start of a pass, the marks of the messages set aside are tried again, one at a time: a row fixed since
-     * is marked now, not routed again at the next start.
+     * At the start of a pass (and when the set-aside messages fill up), the marks of up to
+     * {@link #SET_ASIDE_RETRIES} messages set aside are tried again, one at a time, the oldest first: a row fixed
+     * since is marked now, not routed again at the next start; one still refused goes last.
      */
     private void markSetAsideAgain() {
         int n = 0;
-        for (Iterator<MentionOffsets.Named> it = unmarkable.keySet().iterator(); it.hasNext();) {
-            MentionOffsets.Named m = it.next();
+        List<MentionOffsets.Named> tries = unmarkable.keySet().stream().limit(SET_ASIDE_RETRIES).toList();
+        for (MentionOffsets.Named m : tries) {
             try {
                 n += store.markNamed(List.of(m), clock.millis());
-                it.remove();
+                unmarkable.remove(m);
             } catch (SQLException e) {
                 log.debug("Mention recovery still cannot mark message {} (seq {}) routed: {}", m.id(), m.seq(),
                     e.getMessage());
                 if (!MentionErrors.aboutTheRows(e)) {
                     break; // the database, not the row: the next pass tries again
                 }
+                unmarkable.put(m, unmarkable.remove(m)); // last in line
             }
         }
         if (n > 0) {
