@@ -1,6 +1,5 @@
 package io.outboxrelay.common;
 
-import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -100,24 +99,14 @@ public final class ConnectionConfigKeys {
 
     /**
      * The connector's {@code synchronous_commit}: {@value #SYNCHRONOUS_COMMIT} as set, else on where the connector asks
-     * for exactly-once ({@link #exactlyOnceAsked}), else {@value #DEFAULT_SYNCHRONOUS_COMMIT}.
+     * for exactly-once ({@link ConnectKeys#exactlyOnceAsked}), else {@value #DEFAULT_SYNCHRONOUS_COMMIT}.
      */
     public static String synchronousCommit(Map<String, ?> props) {
         Object set = props.get(SYNCHRONOUS_COMMIT);
         if (set != null) {
             return set.toString().strip();
         }
-        return exactlyOnceAsked(props) ? "on" : DEFAULT_SYNCHRONOUS_COMMIT;
-    }
-
-    /** Whether a connector's configuration asks Connect for exactly-once: required, or its own transaction boundaries. */
-    public static boolean exactlyOnceAsked(Map<String, ?> props) {
-        return "required".equals(lower(props.get("exactly.once.support")))
-            || "connector".equals(lower(props.get("transaction.boundary")));
-    }
-
-    private static String lower(Object value) {
-        return value == null ? null : value.toString().strip().toLowerCase(Locale.ROOT);
+        return ConnectKeys.exactlyOnceAsked(props) ? "on" : DEFAULT_SYNCHRONOUS_COMMIT;
     }
 
     /** Checks the URL shape and the forbidden driver properties at config time. */

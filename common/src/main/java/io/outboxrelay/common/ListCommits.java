@@ -1,6 +1,5 @@
 package io.outboxrelay.common;
 
-import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.connect.source.SourceTaskContext;
@@ -62,7 +61,6 @@ public final class ListCommits {
     }
 
     static ListCommits of(SourceTaskContext context, Map<String, String> props, String connectVersion) {
-        String tolerance = props.getOrDefault("errors.tolerance", "").strip().toLowerCase(Locale.ROOT);
         boolean read = runtimeRead(connectVersion);
         if (!read) {
             log.info("Kafka {}: an exactly-once worker's commit() is trusted to end a transaction on the Connect"
@@ -71,7 +69,7 @@ public final class ListCommits {
                 connectVersion, RUNTIMES_READ);
         }
         return new ListCommits(context != null && context.transactionContext() != null,
-            !"all".equals(tolerance) && read, !"off".equalsIgnoreCase(ConnectionConfigKeys.synchronousCommit(props)));
+            !ConnectKeys.toleratesAllErrors(props) && read, !"off".equalsIgnoreCase(ConnectionConfigKeys.synchronousCommit(props)));
     }
 
     /** Whether {@code version} (major.minor...) lies in {@link #RUNTIMES_READ}. */

@@ -1,8 +1,7 @@
 package io.outboxrelay.connector;
 
-import io.outboxrelay.common.ConnectionConfigKeys;
+import io.outboxrelay.common.ConnectKeys;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigValue;
@@ -17,7 +16,7 @@ import org.apache.kafka.connect.source.ExactlyOnceSupport;
  * like a filtered one and Connect commits the offsets after it, so no configuration with it can be exactly-once.
  */
 final class ExactlyOnceRules {
-    static final String ERRORS_TOLERANCE = "errors.tolerance";
+    static final String ERRORS_TOLERANCE = ConnectKeys.ERRORS_TOLERANCE;
 
     static final String TOLERANCE_ALL_REASON = "exactly-once delivery needs errors.tolerance=none: under"
         + " errors.tolerance=all a record that a converter or transform failure dropped reaches the relay like a"
@@ -30,7 +29,7 @@ final class ExactlyOnceRules {
     }
 
     static boolean toleratesAllErrors(Map<String, String> props) {
-        return "all".equals(lower(props.get(ERRORS_TOLERANCE)));
+        return ConnectKeys.toleratesAllErrors(props);
     }
 
     static ExactlyOnceSupport support(Map<String, String> props) {
@@ -49,7 +48,7 @@ final class ExactlyOnceRules {
      * Connect's own, and Connect's messages there say what the worker supports.
      */
     static void check(Map<String, String> props, Config result) {
-        if (ConnectionConfigKeys.exactlyOnceAsked(props) && toleratesAllErrors(props)) {
+        if (ConnectKeys.exactlyOnceAsked(props) && toleratesAllErrors(props)) {
             result.configValues().add(new ConfigValue(ERRORS_TOLERANCE, props.get(ERRORS_TOLERANCE).trim(), List.of(),
                 List.of(TOLERANCE_ALL_REASON)));
         }
@@ -77,9 +76,5 @@ final class ExactlyOnceRules {
                     + " again if their stamp is missing.");
             }
         }
-    }
-
-    private static String lower(String value) {
-        return value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
     }
 }

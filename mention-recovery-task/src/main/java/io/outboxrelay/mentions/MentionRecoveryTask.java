@@ -1,6 +1,7 @@
 package io.outboxrelay.mentions;
 
 import io.outboxrelay.common.Backoff;
+import io.outboxrelay.common.ConnectKeys;
 import io.outboxrelay.common.ListCommits;
 import io.outboxrelay.common.MonotonicClock;
 import io.outboxrelay.common.TaskMetricsRegistry;
@@ -156,8 +157,7 @@ public class MentionRecoveryTask extends SourceTask {
         markRetryAtMs = 0;
         unmarked.clear();
         pass = null;
-        String tolerance = config.connectorSetting("errors.tolerance");
-        toleranceAll = tolerance != null && "all".equalsIgnoreCase(tolerance.trim()); // trimmed, as Connect reads it
+        toleranceAll = ConnectKeys.toleratesAllErrors(props);
         namesMessages = !toleranceAll;
         transactions = context == null ? null : context.transactionContext();
         listCommits = ListCommits.of(context, props);
