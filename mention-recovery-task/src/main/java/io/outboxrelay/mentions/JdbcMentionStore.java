@@ -54,6 +54,7 @@ public final class JdbcMentionStore implements MentionStore {
             ps.setLong(3, liveSinceUnixMs);
             ps.setInt(4, limit);
             ps.setLong(5, blocksBudget);
+            ps.setLong(6, blocksBudget);
             List<UnroutedMessage> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -8,16 +8,22 @@
 --   older than the minimum age; else the highest bigint, every message)
 -- 3 liveSince: a session seen at or after this (and not ended) is live
 -- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
--- 5 blocksBudget: the bytes of blocks a batch brings at most: a message that would take the batch's past it
---   comes deferred, without its blocks, and the task reads it again with the next batch; the first message
---   always comes whole, however large
+-- 5 blocksBudget: the bytes of blocks a batch brings at most (mentions' JdbcMentionStore: 16 MiB): a message that
+--   would take the batch's past it comes deferred, without its blocks, and the task reads it again with the next
+--   batch; the first message always comes whole, however large. Here it bounds which messages are turned into
+--   text at all: those whose blocks, as stored (pg_column_size: compressed, read without fetching them from
+--   TOAST), keep the batch's within it, or while every message so far is stored in 8 kB or less (cheap, and such
+--   a text can be longer or shorter than its jsonb). 200 deferred messages of 50 MB each were otherwise converted
+--   on every read, past the statement timeout.
+-- 6 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
 -- the server refuses to send a text with a byte that is no character there, and one such message would fail
 -- every batch (io.outboxrelay.common.DatabaseText decodes them, and a message it cannot read is left unrouted).
 WITH x AS (SELECT {raw_encoding} AS raw),
-b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c.mandatory_subscription
+b AS (SELECT m.id, m.seq, m.author_id, m.blocks AS doc, pg_column_size(m.blocks) AS stored, t.channel_id,
+             c.mandatory_subscription
         FROM messages m
         JOIN topics t ON t.id = m.topic_id
         JOIN channels c ON c.id = t.channel_id
@@ -33,9 +39,16 @@ b AS (SELECT m.id, m.seq, m.author_id, m.blocks::text AS blocks, t.channel_id, c
                   AND s.last_seen_unix_ms >= ?)
        ORDER BY m.seq
        LIMIT ?),
-w AS (SELECT b.*, COALESCE(sum(octet_length(b.blocks)) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ?
-                  OR b.seq = min(b.seq) OVER () AS within
-        FROM b)
+c AS (SELECT b.*, b.seq = min(b.seq) OVER () AS first,
+             bool_and(COALESCE(b.stored, 0) <= 8192) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING)
+               OR COALESCE(sum(b.stored) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ? AS may_fit
+        FROM b),
+t AS (SELECT c.*, CASE WHEN c.may_fit OR c.first THEN c.doc::text END AS blocks
+        FROM c),
+w AS (SELECT t.*, t.first
+               OR t.may_fit AND COALESCE(sum(octet_length(t.blocks)) OVER (ORDER BY t.seq ROWS UNBOUNDED PRECEDING), 0)
+                                <= ? AS within
+        FROM t)
 SELECT {sent(w.id)} AS id,
        w.seq,
        {sent(w.author_id)} AS author_id,

@@ -15,10 +15,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.outboxrelay.mentions.MentionStore.OwedRow;
 import io.outboxrelay.testsupport.ProjectFiles;
 import io.outboxrelay.testsupport.SqlScript;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,6 +126,51 @@ class JdbcMentionStoreIT {
             .as("the first whole, even above the budget").containsExactly(false, true, true);
         assertThat(store.readUnrouted(0, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::deferred)
             .as("the default budget: 16 MiB").containsOnly(false);
+    }
+
+    /**
+     * Found by review: every read turned the blocks of every message under its limit into text, the deferred ones
+     * too, so a batch of large messages was converted again at each read (some GB of them: past the statement
+     * timeout, every pass). Blocks whose stored size already puts the batch past the budget are not read from TOAST
+     * now; the counter's control is the same read with a budget they fit in.
+     */
+    @Test
+    void aReadDoesNotFetchTheBlocksOfMessagesItDefers() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        for (String id : List.of("big2", "big3", "big4")) {
+            exec(owner, "INSERT INTO messages (id, topic_id, author_id, blocks, at_unix_ms) SELECT ?, 't-ch', 'u',"
+                + " jsonb_build_array(jsonb_build_object('type', 'text', 'text', string_agg(md5(? || i), ''))), ?"
+                + " FROM generate_series(1, 20000) i", id, id, NOW);
+        }
+        assertThat(queryLong(owner, "SELECT min(pg_column_size(blocks)) FROM messages WHERE id LIKE 'big%'"))
+            .as("stored out of line, above the 8 kB read anyway").isGreaterThan(100_000);
+
+        assertThat(toastBlocksFetchedByRead(100_000, true)).as("the three deferred").isZero();
+        assertThat(toastBlocksFetchedByRead(10L << 20, false)).as("all four read whole").isGreaterThan(100);
+    }
+
+    /** Reads one batch with {@code budget} in a transaction of its own and returns the TOAST blocks it fetched. */
+    private long toastBlocksFetchedByRead(long budget, boolean bigOnesDeferred) throws SQLException {
+        try (Connection session = PostgresFixture.relayDataSource(owner.getMetaData().getURL()).getConnection()) {
+            session.setAutoCommit(false);
+            DataSource thisSession = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (!method.getName().equals("getConnection")) {
+                        throw new UnsupportedOperationException(method.getName());
+                    }
+                    return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                        (p, m, a) -> m.getName().equals("close") ? null : m.invoke(session, a));
+                });
+            List<UnroutedMessage> batch = new JdbcMentionStore(thisSession, budget)
+                .readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10);
+            assertThat(ids(batch)).containsExactly("m1", "big2", "big3", "big4");
+            assertThat(batch).extracting(UnroutedMessage::deferred)
+                .containsExactly(false, bigOnesDeferred, bigOnesDeferred, bigOnesDeferred);
+            long fetched = queryLong(session, "SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) FROM pg_class"
+                + " WHERE oid = 'messages'::regclass");
+            session.rollback();
+            return fetched;
+        }
     }
 
     /** A NULL blocks (a table that allows it) comes as NULL, not deferred: the plan makes it a fault. */
