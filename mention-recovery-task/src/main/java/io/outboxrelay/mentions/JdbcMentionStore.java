@@ -70,16 +70,23 @@ public final class JdbcMentionStore implements MentionStore {
     }
 
     @Override
-    public Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs)
-        throws SQLException {
+    public Map<String, List<ChannelMember>> agentMembers(WantedMembers wanted, long liveSinceUnixMs) throws SQLException {
         Map<String, List<ChannelMember>> out = new HashMap<>();
-        if (channelIds.isEmpty()) {
+        if (wanted.isEmpty()) {
             return out;
         }
+        List<String> channels = new ArrayList<>();
+        List<String> handles = new ArrayList<>();
+        wanted.handlesByChannel().forEach((channel, mentioned) -> mentioned.forEach(handle -> {
+            channels.add(channel);
+            handles.add(handle);
+        }));
         try (Connection c = dataSource.getConnection();
              PreparedStatement ps = c.prepareStatement(LOAD_AGENT_MEMBERS)) {
-            ps.setLong(1, liveSinceUnixMs);
-            ps.setArray(2, textArray(c, channelIds));
+            ps.setArray(1, textArray(c, channels));
+            ps.setArray(2, textArray(c, handles));
+            ps.setLong(3, liveSinceUnixMs);
+            ps.setArray(4, textArray(c, wanted.wholeChannels()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Texts texts = new Texts(rs);

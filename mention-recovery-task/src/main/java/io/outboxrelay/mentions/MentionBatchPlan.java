@@ -3,6 +3,7 @@ package io.outboxrelay.mentions;
 import io.outboxrelay.common.Json;
 import io.outboxrelay.mentions.MentionStore.OwedRow;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -51,6 +52,59 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     /** The same, with messages known to be faults, and why: not routed again. */
     static MentionBatchPlan of(List<UnroutedMessage> batch, Map<String, List<ChannelMember>> membersByChannel,
                                int maxRecords, Map<MentionOffsets.Named, String> knownFaults) {
+        return plan(parse(batch), membersByChannel, maxRecords, knownFaults);
+    }
+
+    /**
+     * A message of a batch read, with the handles its blocks mention, or why they cannot be read ({@code handles}
+     * then empty).
+     */
+    record Parsed(UnroutedMessage message, List<String> handles, String fault) {
+    }
+
+    /**
+     * The batch's messages up to the first the read {@link UnroutedMessage#deferred() deferred} (the first message
+     * always counts), each parsed once: {@link #wanted} asks for the members they can reach, {@link #plan} routes them.
+     */
+    static List<Parsed> parse(List<UnroutedMessage> batch) {
+        List<Parsed> out = new ArrayList<>(batch.size());
+        for (UnroutedMessage msg : batch) {
+            if (msg.deferred() && !out.isEmpty()) {
+                break; // the batch read's budget of bytes ends here: this message and the rest come with the next
+            }
+            if (msg.unreadable() != null) {
+                out.add(new Parsed(msg, List.of(), msg.unreadable()));
+                continue;
+            }
+            try {
+                out.add(new Parsed(msg, MentionGrammar.handles(msg.blocksJson()), null));
+            } catch (MalformedBlocksException e) {
+                out.add(new Parsed(msg, List.of(), e.getMessage()));
+            } catch (RuntimeException e) {
+                out.add(new Parsed(msg, List.of(), "routing failed: " + e));
+            }
+        }
+        return out;
+    }
+
+    /** The agent members the messages' mentions can reach, known faults left out. */
+    static WantedMembers wanted(List<Parsed> parsed, Map<MentionOffsets.Named, String> knownFaults) {
+        Map<String, List<List<String>>> byChannel = new HashMap<>();
+        for (Parsed p : parsed) {
+            if (p.fault() == null && !p.handles().isEmpty() && !knownFaults.containsKey(p.message().named())) {
+                byChannel.computeIfAbsent(p.message().channelId(), k -> new ArrayList<>()).add(p.handles());
+            }
+        }
+        return WantedMembers.of(byChannel);
+    }
+
+    /**
+     * The plan of the parsed messages in order, up to the first whose records would take the batch's past
+     * {@code maxRecords}, or whose name the offset would take past {@link #MAX_NAMED_BYTES} (one message at least,
+     * whatever its count: a message's records go out together).
+     */
+    static MentionBatchPlan plan(List<Parsed> parsed, Map<String, List<ChannelMember>> membersByChannel,
+                                 int maxRecords, Map<MentionOffsets.Named, String> knownFaults) {
         List<Routed> routed = new ArrayList<>();
         List<MentionOffsets.Named> nothing = new ArrayList<>();
         List<Fault> faults = new ArrayList<>();
@@ -58,13 +112,11 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
         int records = 0;
         long namedBytes = 0;
         int planned = 0;
-        for (UnroutedMessage msg : batch) {
-            if (msg.deferred() && planned > 0) {
-                break; // the batch read's budget of bytes ends here: this message and the rest come with the next
-            }
+        for (Parsed p : parsed) {
+            UnroutedMessage msg = p.message();
             String known = knownFaults.get(msg.named());
             Decision decision = known != null ? new Decision(List.of(), known)
-                : decide(msg, membersByChannel.getOrDefault(msg.channelId(), List.of()));
+                : decide(p, membersByChannel.getOrDefault(msg.channelId(), List.of()));
             String fault = decision.fault();
             List<RoutedMention> mentions = decision.mentions();
             long named = mentions.isEmpty() ? 0 : namedBytes(msg);
@@ -95,21 +147,19 @@ record MentionBatchPlan(List<Routed> routed, List<MentionOffsets.Named> nothingT
     private record Decision(List<RoutedMention> mentions, String fault) {
     }
 
-    private static Decision decide(UnroutedMessage msg, List<ChannelMember> members) {
-        if (msg.unreadable() != null) {
-            return new Decision(List.of(), msg.unreadable());
+    private static Decision decide(Parsed parsed, List<ChannelMember> members) {
+        if (parsed.fault() != null) {
+            return new Decision(List.of(), parsed.fault());
         }
+        UnroutedMessage msg = parsed.message();
         try {
-            List<String> handles = MentionGrammar.handles(msg.blocksJson());
-            List<RoutedMention> mentions = handles.isEmpty() ? List.of() : MentionPolicy.route(handles, members,
-                msg.channelMandatory(), msg.channelId(), msg.authorId());
+            List<RoutedMention> mentions = parsed.handles().isEmpty() ? List.of() : MentionPolicy.route(parsed.handles(),
+                members, msg.channelMandatory(), msg.channelId(), msg.authorId());
             String fault = unreadable(mentions, msg.channelId());
             if (fault == null) {
                 fault = tooLarge(msg, mentions);
             }
             return fault == null ? new Decision(mentions, null) : new Decision(List.of(), fault);
-        } catch (MalformedBlocksException e) {
-            return new Decision(List.of(), e.getMessage());
         } catch (RuntimeException e) {
             return new Decision(List.of(), "routing failed: " + e);
         }

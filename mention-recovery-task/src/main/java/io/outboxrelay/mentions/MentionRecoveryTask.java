@@ -314,17 +314,17 @@ public class MentionRecoveryTask extends SourceTask {
         // a periodic pass leaves out what is not older than the minimum age
         long newest = pass.kind().periodic() ? now - config.minAge().toMillis() - 1 : Long.MAX_VALUE;
         List<UnroutedMessage> batch;
+        List<MentionBatchPlan.Parsed> parsed;
         Map<String, List<ChannelMember>> members;
         try {
             batch = store.readUnrouted(pass.floorSeq(), newest, liveSince, pass.limit());
-            Set<String> channels = new LinkedHashSet<>();
-            batch.stream().filter(m -> m.unreadable() == null && !m.deferred()).forEach(m -> channels.add(m.channelId()));
-            members = store.agentMembers(channels, liveSince);
+            parsed = MentionBatchPlan.parse(batch);
+            members = store.agentMembers(MentionBatchPlan.wanted(parsed, unmarkable), liveSince);
         } catch (SQLException e) {
             failPass("reading unrouted messages", e);
             return null;
         }
-        MentionBatchPlan plan = MentionBatchPlan.of(batch, members, MAX_RECORDS_PER_BATCH, unmarkable);
+        MentionBatchPlan plan = MentionBatchPlan.plan(parsed, members, MAX_RECORDS_PER_BATCH, unmarkable);
         List<UnroutedMessage> planned = batch.subList(0, plan.planned());
         pass.batchRead(planned, batch.size());
         metrics.scanned(planned.size());

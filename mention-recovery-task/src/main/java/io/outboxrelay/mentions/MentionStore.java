@@ -26,9 +26,18 @@ public interface MentionStore {
     List<UnroutedMessage> readUnrouted(long afterSeq, long newestUnixMs, long liveSinceUnixMs, int limit)
         throws SQLException;
 
-    /** Agent members of each of the given channels, each with its live flag; absent channel = none. */
-    Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs)
-        throws SQLException;
+    /**
+     * The agent members {@code wanted} names, by channel, each with its live flag; absent channel = none. Of a
+     * channel with handles, at least the members whose handle lower-cases to one of them (more may come: the
+     * policy decides).
+     */
+    Map<String, List<ChannelMember>> agentMembers(WantedMembers wanted, long liveSinceUnixMs) throws SQLException;
+
+    /** Every agent member of each of the given channels. */
+    default Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs)
+        throws SQLException {
+        return agentMembers(WantedMembers.everyAgentOf(channelIds), liveSinceUnixMs);
+    }
 
     /** Inserts the owed rows that do not exist yet; returns how many were new. */
     int recordOwed(List<OwedRow> rows, long recordedAtUnixMs) throws SQLException;

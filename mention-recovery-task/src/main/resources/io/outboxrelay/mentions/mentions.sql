@@ -59,9 +59,17 @@ SELECT {sent(w.id)} AS id,
  ORDER BY w.seq
 
 -- name: LoadAgentMembers
--- 1 liveSince, 2 channel ids (text[]): the agent members of every channel of one batch, one query.
+-- The agent members a batch's routing can reach (io.outboxrelay.mentions.WantedMembers), one query: every agent
+-- member of the channels whose messages ping them all, and of the other channels those whose handle, its ASCII
+-- letters lower-cased, is one the channel's messages mention. A handle with a character outside the grammar's
+-- [A-Za-z0-9_.-] comes whatever the mentions (the policy lower-cases with Unicode's rules, and a text the task
+-- cannot read must reach it as such). A channel of 10,000 agents whose messages mention one brings one row.
+-- 1 channel ids, 2 handles (text[], pairwise: a channel and a handle mentioned there, lower-cased)
+-- 3 liveSince
+-- 4 channel ids whose every agent member is wanted (text[])
 -- Texts as ReadUnroutedBatch sends them (x.raw).
-WITH x AS (SELECT {raw_encoding} AS raw)
+WITH x AS (SELECT {raw_encoding} AS raw),
+wanted AS (SELECT DISTINCT u.channel_id, u.handle FROM unnest(?::text[], ?::text[]) AS u(channel_id, handle))
 SELECT {sent(cm.channel_id)} AS channel_id,
        {sent(a.id)} AS account_id,
        {sent(a.handle)} AS handle,
@@ -77,8 +85,12 @@ SELECT {sent(cm.channel_id)} AS channel_id,
        x.raw
   FROM x, channel_members cm
   JOIN accounts a ON a.id = cm.account_id
- WHERE cm.channel_id = ANY (?::text[])
-   AND a.kind = 'agent'
+ WHERE a.kind = 'agent'
+   AND (cm.channel_id = ANY (?::text[])
+        OR cm.channel_id IN (SELECT w.channel_id FROM wanted w)
+           AND (a.handle COLLATE "C" !~ '^[A-Za-z0-9_.-]*$'
+                OR (cm.channel_id, translate(a.handle, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'))
+                   IN (SELECT w.channel_id, w.handle FROM wanted w)))
  ORDER BY cm.channel_id, a.handle
 
 -- name: RecordOwedMentions

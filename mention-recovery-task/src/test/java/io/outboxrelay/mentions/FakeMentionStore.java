@@ -5,9 +5,11 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -39,6 +41,8 @@ final class FakeMentionStore implements MentionStore {
     final List<Integer> readLimits = new ArrayList<>();
     /** The channels of each agentMembers call, in call order. */
     final List<Set<String>> membersAskedFor = new ArrayList<>();
+    /** How many members the agentMembers calls returned, all together. */
+    int membersLoaded;
     /** The bytes of blocks a read brings before it defers the rest (JdbcMentionStore's budget). */
     long blocksBudget = Long.MAX_VALUE;
     /** The ids of each markNamed call, in call order. */
@@ -93,15 +97,23 @@ final class FakeMentionStore implements MentionStore {
     }
 
     @Override
-    public Map<String, List<ChannelMember>> agentMembers(Collection<String> channelIds, long liveSinceUnixMs) {
+    public Map<String, List<ChannelMember>> agentMembers(WantedMembers wanted, long liveSinceUnixMs) {
         calls.add("members");
-        membersAskedFor.add(Set.copyOf(channelIds));
+        Set<String> channels = new HashSet<>(wanted.wholeChannels());
+        channels.addAll(wanted.handlesByChannel().keySet());
+        membersAskedFor.add(Set.copyOf(channels));
         Map<String, List<ChannelMember>> out = new HashMap<>();
-        for (String id : channelIds) {
-            if (members.containsKey(id)) {
-                out.put(id, members.get(id));
+        for (String id : channels) {
+            Set<String> handles = wanted.handlesByChannel().get(id);
+            List<ChannelMember> found = members.getOrDefault(id, List.of()).stream()
+                .filter(m -> handles == null || !m.handle().matches("[A-Za-z0-9_.-]*")
+                    || handles.contains(m.handle().toLowerCase(Locale.ROOT)))
+                .toList();
+            if (!found.isEmpty()) {
+                out.put(id, found);
             }
         }
+        membersLoaded += out.values().stream().mapToInt(List::size).sum();
         return out;
     }
 

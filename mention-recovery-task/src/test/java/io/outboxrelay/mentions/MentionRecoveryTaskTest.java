@@ -218,6 +218,31 @@ class MentionRecoveryTaskTest {
     }
 
     /**
+     * Found by review: a pass loaded every agent member of its batch's channels, mentioned or not, so the heap grew
+     * with the channels' sizes, not with the mentions. Now it loads the agents the mentions can reach: all of them
+     * only for a ping of all.
+     */
+    @Test
+    void aPassLoadsOnlyTheAgentsItsMessagesCanReach() throws Exception {
+        for (int i = 0; i < 1_000; i++) {
+            store.addAgent("big", "a-" + i, "agent" + i, false, false);
+        }
+        store.addMessage("m1", 1, 0, "big", "u-1", mentioning("hi @Agent7 and @ada"));
+        start();
+
+        List<SourceRecord> first = pollForRecords();
+        assertThat(first).extracting(SourceRecord::key).containsExactly("a-7");
+        assertThat(store.membersLoaded).isEqualTo(1);
+        first.forEach(this::commit);
+        pollUntilIdle();
+
+        store.addMessage("m2", 2, 0, "big", "u-1", mentioning("@all standup"));
+        trigger.request(ScanTrigger.Kind.NOTIFY);
+        assertThat(pollForRecords()).hasSize(1_000);
+        assertThat(store.membersLoaded).isEqualTo(1_001);
+    }
+
+    /**
      * A messages table that allows NULL blocks (the shipped one does not): such a message is a fault, logged, and the
      * pass goes on past it. Taken for a deferred one, it would stop every batch at itself and the pass never end.
      */

@@ -158,6 +158,12 @@ class MentionTextEncodingIT {
             assertThat(plan.faults().get(0).reason()).contains("of channel odd").contains("accounts.")
                 .contains("WIN1252");
             assertThat(plan.faults().get(1).reason()).contains("accounts.id").contains("odd-id");
+
+            Map<String, List<ChannelMember>> byHandle = store.agentMembers(
+                new WantedMembers(Set.of(), Map.of("odd", Set.of("oddid"))), LIVE_SINCE);
+            assertThat(byHandle.get("odd")).as("the handle asked for, and the one that cannot be read, not bot")
+                .extracting(ChannelMember::handle).containsExactlyInAnyOrder("oddid", "bot\uFFFD")
+                .doesNotContain("bot");
         }
     }
 
