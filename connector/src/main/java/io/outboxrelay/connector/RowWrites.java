@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,11 +91,25 @@ final class RowWrites {
         }
     }
 
-    /** Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. */
+    /**
+     * Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. A row
+     * the statement left alone is said too: this task's lease on it lapsed and another claimer holds it now, or it
+     * was stamped, poisoned or requeued meanwhile; its outcome is no longer this task's.
+     */
     void poisonings() throws SQLException {
-        List<PoisonedRow> poisoned = held.flush(HeldRows.POISONS, store::poison);
+        Set<Long> asked = new TreeSet<>();
+        List<PoisonedRow> poisoned = held.flush(HeldRows.POISONS, rows -> {
+            rows.forEach(r -> asked.add(r.seq()));
+            return store.poison(rows);
+        });
         if (poisoned == null) {
             return;
+        }
+        poisoned.forEach(p -> asked.remove(p.seq()));
+        if (!asked.isEmpty()) {
+            log.warn("Outbox rows seq={} were due to be poisoned but were not: this task's lease on them lapsed (it was"
+                + " not polled for outbox.lease.ms) and another claimer holds them now, or they were stamped, poisoned or"
+                + " requeued meanwhile. Their outcome is no longer this task's.", asked);
         }
         for (PoisonedRow p : poisoned) {
             log.error("Poisoned outbox row seq={} id={} type={} after {} attempts: {}. It is left out of every"

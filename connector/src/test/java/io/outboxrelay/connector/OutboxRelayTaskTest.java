@@ -132,6 +132,31 @@ class OutboxRelayTaskTest {
     }
 
     /**
+     * Found by review: a row due to be poisoned that another claimer leased meanwhile (this task was not polled for
+     * its lease time) is left alone by the poisoning, as it must be, but nothing said so: the operator saw a row
+     * that had failed its last attempt neither poisoned nor logged.
+     */
+    @Test
+    void aPoisoningThatFindsTheRowLeasedByAnotherClaimerSaysSoAndWritesNothing() throws Exception {
+        store.insert(1, "a");
+        start(Map.of("errors.tolerance", "all", "outbox.max.attempts", "1"));
+        task.commitRecord(task.poll().get(0), null); // dropped under errors.tolerance=all: its last attempt
+        store.row(1).leaseOwner = "relay-1#other"; // this task's lease lapsed, another claimer took the row
+        store.row(1).leaseUntil = Long.MAX_VALUE;
+        try (LogCapture logs = LogCapture.start()) {
+            task.poll();
+            clock.advance(LINGER_MS);
+            task.poll();
+
+            assertThat(store.row(1).poisonReason).isNull();
+            assertThat(store.row(1).leaseOwner).isEqualTo("relay-1#other");
+            assertThat(logs.lines("WARN")).singleElement().asString().contains("seq=[1]")
+                .contains("another claimer holds them now");
+            assertThat(logs.lines("ERROR")).as("no row said poisoned").isEmpty();
+        }
+    }
+
+    /**
      * A row released with a backoff by an incarnation that then stopped (a rebalance) is retried when its backoff
      * ends, not at the next incarnation's sweep a minute later: the retry time was in the stopped incarnation's
      * memory. The stopping one wakes the others (one may be quiet already), and the claim a task makes as it arms
