@@ -27,21 +27,34 @@ public final class JdbcMentionStore implements MentionStore {
     private static final String LOAD_AGENT_MEMBERS = DatabaseText.expand(SQL.get("LoadAgentMembers"));
 
     /**
-     * The bytes of blocks one batch read brings at most, its first message whole however large: 200 messages of a few
-     * megabytes each (a pasted log) would otherwise be held in the worker's heap at once, twice over as Java strings.
+     * The bytes of blocks one batch read brings at most, its first message whole (up to {@link #MAX_MESSAGE_BYTES}):
+     * 200 messages of a few megabytes each (a pasted log) would otherwise be held in the worker's heap at once, twice
+     * over as Java strings.
      */
     static final long BLOCKS_BYTES_PER_BATCH = 16L << 20;
+    /**
+     * The most bytes of blocks one message may take as text: a batch's first message comes whole past the batch's
+     * budget, but one of hundreds of MB (a pasted dump) would take the worker's heap several times over as bytes,
+     * string and parsed tree, fail it, and be read first again after every restart. Such a message is a fault.
+     */
+    static final long MAX_MESSAGE_BYTES = 32L << 20;
 
     private final DataSource dataSource;
     private final long blocksBudget;
+    private final long maxMessageBytes;
 
     public JdbcMentionStore(DataSource dataSource) {
         this(dataSource, BLOCKS_BYTES_PER_BATCH);
     }
 
     JdbcMentionStore(DataSource dataSource, long blocksBudget) {
+        this(dataSource, blocksBudget, MAX_MESSAGE_BYTES);
+    }
+
+    JdbcMentionStore(DataSource dataSource, long blocksBudget, long maxMessageBytes) {
         this.dataSource = dataSource;
         this.blocksBudget = blocksBudget;
+        this.maxMessageBytes = maxMessageBytes;
     }
 
     @Override
@@ -55,14 +68,22 @@ public final class JdbcMentionStore implements MentionStore {
             ps.setInt(4, limit);
             ps.setLong(5, blocksBudget);
             ps.setLong(6, blocksBudget);
+            ps.setLong(7, maxMessageBytes);
             List<UnroutedMessage> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Texts texts = new Texts(rs);
-                    out.add(new UnroutedMessage(texts.get("id", "messages.id"), rs.getLong("seq"),
-                        texts.get("author_id", "messages.author_id"),
-                        texts.get("channel_id", "topics.channel_id"), rs.getBoolean("mandatory_subscription"),
-                        texts.get("blocks", "messages.blocks"), texts.unreadable, rs.getBoolean("deferred")));
+                    String id = texts.get("id", "messages.id");
+                    long seq = rs.getLong("seq");
+                    String authorId = texts.get("author_id", "messages.author_id");
+                    String channelId = texts.get("channel_id", "topics.channel_id");
+                    String blocks = texts.get("blocks", "messages.blocks");
+                    long bytes = rs.getLong("blocks_bytes");
+                    String fault = texts.unreadable != null || bytes <= maxMessageBytes ? texts.unreadable
+                        : "its blocks take " + bytes + " bytes as text, more than the " + maxMessageBytes + " a message may"
+                            + " (the worker's heap would hold them several times over)";
+                    out.add(new UnroutedMessage(id, seq, authorId, channelId, rs.getBoolean("mandatory_subscription"),
+                        blocks, fault, rs.getBoolean("deferred")));
                 }
             }
             return out;

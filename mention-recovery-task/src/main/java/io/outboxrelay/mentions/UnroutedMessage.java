@@ -6,8 +6,9 @@ package io.outboxrelay.mentions;
  *
  * @param blocksJson the {@code blocks} column as JSON text; private content, never logged. Null when deferred (or
  *                   when the column holds NULL, which makes the message a fault)
- * @param unreadable null, or why a text of the row has no Unicode text to read (a byte that is no character of the
- *                   database's encoding; the texts read are then stand-ins, and the message is left unrouted)
+ * @param unreadable null, or why the message cannot be routed as read: a text of the row has no Unicode text to read
+ *                   (a byte that is no character of the database's encoding; the texts read are then stand-ins), or
+ *                   its blocks are too large to read at all (then null). The message is left unrouted
  * @param deferred   whether the batch read left the blocks in the database: the messages before it in the batch
  *                   brought its budget of bytes, and it is read again, whole, with the next batch
  */

@@ -10,12 +10,15 @@
 -- 4 batch: how many messages to read (mentions.batch.size, less after a batch cut short)
 -- 5 blocksBudget: the bytes of blocks a batch brings at most (mentions' JdbcMentionStore: 16 MiB): a message that
 --   would take the batch's past it comes deferred, without its blocks, and the task reads it again with the next
---   batch; the first message always comes whole, however large. Here it bounds which messages are turned into
+--   batch; the first message always comes whole (up to 7). Here it bounds which messages are turned into
 --   text at all: those whose blocks, as stored (pg_column_size: compressed, read without fetching them from
 --   TOAST), keep the batch's within it, or while every message so far is stored in 8 kB or less (cheap, and such
 --   a text can be longer or shorter than its jsonb). 200 deferred messages of 50 MB each were otherwise converted
 --   on every read, past the statement timeout.
 -- 6 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
+-- 7 maxMessageBytes: blocks longer than this as text are never sent, not even as a batch's first message (which
+--   comes whole otherwise): their size alone comes (blocks_bytes), and the task leaves the message unrouted as a
+--   fault instead of filling the worker's heap with it at every pass.
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
@@ -52,9 +55,10 @@ w AS (SELECT t.*, t.first
 SELECT {sent(w.id)} AS id,
        w.seq,
        {sent(w.author_id)} AS author_id,
-       CASE WHEN w.within THEN {sent(w.blocks)} END AS blocks,
+       CASE WHEN w.within AND octet_length(w.blocks) <= ? THEN {sent(w.blocks)} END AS blocks,
        {sent(w.channel_id)} AS channel_id,
-       w.mandatory_subscription, NOT w.within AS deferred, x.raw
+       w.mandatory_subscription, NOT w.within AS deferred, CASE WHEN w.within THEN octet_length(w.blocks) END AS blocks_bytes,
+       x.raw
   FROM x, w
  ORDER BY w.seq
 

@@ -175,6 +175,30 @@ class JdbcMentionStoreIT {
         }
     }
 
+    /**
+     * Found by review: a batch's first message came whole however large, so one of some hundred MB failed the
+     * worker's heap, and every restart read it first again. Past a cap its size comes instead, and it is a fault.
+     */
+    @Test
+    void aMessageLargerThanAMessageMayIsAFaultNotRead() throws SQLException {
+        message(owner, "m1", "ch", "u", "a", NOW);
+        message(owner, "m2", "ch", "u", "b", NOW);
+        String url = owner.getMetaData().getURL();
+
+        List<UnroutedMessage> batch = new JdbcMentionStore(PostgresFixture.relayDataSource(url), 1_000, 30)
+            .readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10);
+
+        assertThat(batch).extracting(UnroutedMessage::blocksJson).containsExactly(null, null);
+        assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false);
+        assertThat(batch).extracting(UnroutedMessage::unreadable).allSatisfy(reason -> assertThat(reason)
+            .isEqualTo("its blocks take 31 bytes as text, more than the 30 a message may (the worker's heap would hold"
+                + " them several times over)"));
+        assertThat(MentionBatchPlan.of(batch, Map.of(), 10).faults()).hasSize(2);
+        assertThat(new JdbcMentionStore(PostgresFixture.relayDataSource(url), 1_000, 31)
+            .readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10)).extracting(UnroutedMessage::unreadable)
+            .as("31 bytes: read").containsOnlyNulls();
+    }
+
     /** A NULL blocks (a table that allows it) comes as NULL, not deferred: the plan makes it a fault. */
     @Test
     void aNullBlocksComesReadNotDeferred() throws SQLException {
