@@ -107,7 +107,8 @@ public final class JdbcMentionStore implements MentionStore {
             ps.setArray(1, textArray(c, channels));
             ps.setArray(2, textArray(c, handles));
             ps.setLong(3, liveSinceUnixMs);
-            ps.setArray(4, textArray(c, wanted.wholeChannels()));
+            ps.setArray(4, textArray(c, wanted.channels()));
+            ps.setArray(5, textArray(c, wanted.wholeChannels()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Texts texts = new Texts(rs);

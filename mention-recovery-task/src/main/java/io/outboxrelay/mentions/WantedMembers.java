@@ -47,6 +47,13 @@ record WantedMembers(Set<String> wholeChannels, Map<String, Set<String>> handles
         return new WantedMembers(whole, byChannel);
     }
 
+    /** Every channel named, whole or by handles. */
+    Set<String> channels() {
+        Set<String> all = new TreeSet<>(wholeChannels);
+        all.addAll(handlesByChannel.keySet());
+        return all;
+    }
+
     boolean isEmpty() {
         return wholeChannels.isEmpty() && handlesByChannel.isEmpty();
     }

@@ -14,7 +14,8 @@
 --   text at all: those whose blocks, as stored (pg_column_size: compressed, read without fetching them from
 --   TOAST), keep the batch's within it, or while every message so far is stored in 8 kB or less (cheap, and such
 --   a text can be longer or shorter than its jsonb). 200 deferred messages of 50 MB each were otherwise converted
---   on every read, past the statement timeout.
+--   on every read, past the statement timeout. The bound is on compressed bytes: blocks that compress well may
+--   still be converted, then deferred (no SQL function gives a jsonb's uncompressed size without reading it).
 -- 6 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
 -- 7 maxMessageBytes: blocks longer than this as text are never sent, not even as a batch's first message (which
 --   comes whole otherwise): their size alone comes (blocks_bytes), and the task leaves the message unrouted as a
@@ -46,7 +47,8 @@ c AS (SELECT b.*, b.seq = min(b.seq) OVER () AS first,
              bool_and(COALESCE(b.stored, 0) <= 8192) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING)
                OR COALESCE(sum(b.stored) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ? AS may_fit
         FROM b),
-t AS (SELECT c.*, CASE WHEN c.may_fit OR c.first THEN c.doc::text END AS blocks
+-- materialized: inlined, the cast was computed once for the window's sum and again for the output
+t AS MATERIALIZED (SELECT c.*, CASE WHEN c.may_fit OR c.first THEN c.doc::text END AS blocks
         FROM c),
 w AS (SELECT t.*, t.first
                OR t.may_fit AND COALESCE(sum(octet_length(t.blocks)) OVER (ORDER BY t.seq ROWS UNBOUNDED PRECEDING), 0)
@@ -70,7 +72,8 @@ SELECT {sent(w.id)} AS id,
 -- cannot read must reach it as such). A channel of 10,000 agents whose messages mention one brings one row.
 -- 1 channel ids, 2 handles (text[], pairwise: a channel and a handle mentioned there, lower-cased)
 -- 3 liveSince
--- 4 channel ids whose every agent member is wanted (text[])
+-- 4 every channel id of 1 and 5 (text[]): the index's key, so that only those channels' rows are read
+-- 5 channel ids whose every agent member is wanted (text[])
 -- Texts as ReadUnroutedBatch sends them (x.raw).
 WITH x AS (SELECT {raw_encoding} AS raw),
 wanted AS (SELECT DISTINCT u.channel_id, u.handle FROM unnest(?::text[], ?::text[]) AS u(channel_id, handle))
@@ -89,7 +92,8 @@ SELECT {sent(cm.channel_id)} AS channel_id,
        x.raw
   FROM x, channel_members cm
   JOIN accounts a ON a.id = cm.account_id
- WHERE a.kind = 'agent'
+ WHERE cm.channel_id = ANY (?::text[])
+   AND a.kind = 'agent'
    AND (cm.channel_id = ANY (?::text[])
         OR cm.channel_id IN (SELECT w.channel_id FROM wanted w)
            AND (a.handle COLLATE "C" !~ '^[A-Za-z0-9_.-]*$'

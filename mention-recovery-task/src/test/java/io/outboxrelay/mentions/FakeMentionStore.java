@@ -5,7 +5,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -99,8 +98,7 @@ final class FakeMentionStore implements MentionStore {
     @Override
     public Map<String, List<ChannelMember>> agentMembers(WantedMembers wanted, long liveSinceUnixMs) {
         calls.add("members");
-        Set<String> channels = new HashSet<>(wanted.wholeChannels());
-        channels.addAll(wanted.handlesByChannel().keySet());
+        Set<String> channels = wanted.channels();
         membersAskedFor.add(Set.copyOf(channels));
         Map<String, List<ChannelMember>> out = new HashMap<>();
         for (String id : channels) {

@@ -148,7 +148,23 @@ class JdbcMentionStoreIT {
             .as("stored out of line, above the 8 kB read anyway").isGreaterThan(100_000);
 
         assertThat(toastBlocksFetchedByRead(100_000, true)).as("the three deferred").isZero();
-        assertThat(toastBlocksFetchedByRead(10L << 20, false)).as("all four read whole").isGreaterThan(100);
+        long once;
+        try (Connection session = PostgresFixture.relayDataSource(owner.getMetaData().getURL()).getConnection()) {
+            session.setAutoCommit(false);
+            queryLong(session, "SELECT sum(octet_length(blocks::text)) FROM messages");
+            once = queryLong(session, "SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) FROM pg_class"
+                + " WHERE oid = 'messages'::regclass");
+            session.rollback();
+        }
+        assertThat(toastBlocksFetchedByRead(10L << 20, false)).as("all four read whole, each blocks fetched once")
+            .isGreaterThan(100).isLessThanOrEqualTo(once);
+
+        exec(owner, "UPDATE messages SET mentions_routed_at = 1 WHERE id = 'm1'");
+        List<UnroutedMessage> next = new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()),
+            100_000).readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10);
+        assertThat(next).extracting(UnroutedMessage::deferred).as("a first message comes whole past the budget")
+            .containsExactly(false, true, true);
+        assertThat(next.get(0).blocksJson()).hasSizeGreaterThan(600_000);
     }
 
     /** Reads one batch with {@code budget} in a transaction of its own and returns the TOAST blocks it fetched. */
@@ -298,6 +314,10 @@ class JdbcMentionStoreIT {
             account(owner, "a-" + i, "agent" + i, "agent", null);
             member(owner, "big", "a-" + i, false);
         }
+        account(owner, "a-ops", "ops", "agent", null);
+        member(owner, "ops", "a-ops", false);
+        member(owner, "ops", "a-bob", false);
+        member(owner, "ops", "h-ann", false);
         WantedMembers wanted = new WantedMembers(Set.of("ops"), Map.of("ch", Set.of("ada", "bob.smith-2", "kate", "ann"),
             "big", Set.of("zoe", "agent7")));
 
@@ -308,7 +328,9 @@ class JdbcMentionStoreIT {
             .containsExactlyInAnyOrder("a-ada", "a-dot", "a-kate", "a-kelvin");
         assertThat(members.get("big")).extracting(ChannelMember::accountId)
             .containsExactlyInAnyOrder("a-zoe", "a-7", "a-kelvin");
-        assertThat(members).containsOnlyKeys("ch", "big");
+        assertThat(members.get("ops")).as("a ping of all: every agent").extracting(ChannelMember::accountId)
+            .containsExactlyInAnyOrder("a-bob", "a-ops");
+        assertThat(members).containsOnlyKeys("ch", "big", "ops");
         Map<String, List<ChannelMember>> all = store.agentMembers(List.of("ch", "big"), LIVE_SINCE);
         assertThat(all.get("big")).as("the control: every agent").hasSize(506);
         Map<String, List<String>> mentionedIn = Map.of("ch", List.of("ADA", "Bob.Smith-2", "kate", "ann", "zoe"),

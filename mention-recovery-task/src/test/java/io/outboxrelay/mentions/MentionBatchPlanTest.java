@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Where a batch's plan stops when its records would pass the cap, and what it still covers. */
@@ -20,6 +21,29 @@ class MentionBatchPlanTest {
 
     private static String text(String text) {
         return "[{\"type\":\"text\",\"text\":\"" + text + "\"}]";
+    }
+
+    /**
+     * The members a batch asks for: a ping of all in any case takes its channel whole; other handles lower-cased by
+     * channel; messages that cannot be read, that mention no one, that are known faults or that the read deferred ask
+     * for nothing.
+     */
+    @Test
+    void asksForTheMembersItsReadableMentionsCanReach() {
+        UnroutedMessage inOps = new UnroutedMessage("m2", 2, "u-1", "ops", false, text("@Bob and @ALL"));
+        UnroutedMessage known = new UnroutedMessage("m6", 6, "u-1", "known", false, text("@eve"));
+        UnroutedMessage deferred = new UnroutedMessage("m7", 7, "u-1", "later", false, null, null, true);
+        List<UnroutedMessage> batch = List.of(message(1, text("@Ada @ada. @Bob-2")), inOps, message(3, "not json"),
+            message(4, text("no one")), new UnroutedMessage("m5", 5, "u-1", "odd", false, text("@x"), "unreadable", false),
+            known, deferred);
+
+        List<MentionBatchPlan.Parsed> parsed = MentionBatchPlan.parse(batch);
+        WantedMembers wanted = MentionBatchPlan.wanted(parsed, Map.of(known.named(), "refused before"));
+
+        assertThat(parsed).as("up to the deferred one").hasSize(6);
+        assertThat(wanted.wholeChannels()).containsExactly("ops");
+        assertThat(wanted.handlesByChannel()).isEqualTo(Map.of("ch", Set.of("ada", "bob-2")));
+        assertThat(wanted.channels()).containsExactlyInAnyOrder("ch", "ops");
     }
 
     @Test
