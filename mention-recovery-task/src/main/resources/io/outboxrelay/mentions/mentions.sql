@@ -14,8 +14,10 @@
 --   text at all: those whose blocks, as stored (pg_column_size: compressed, read without fetching them from
 --   TOAST), keep the batch's within it, or while every message so far is stored in 8 kB or less (cheap, and such
 --   a text can be longer or shorter than its jsonb). 200 deferred messages of 50 MB each were otherwise converted
---   on every read, past the statement timeout. The bound is on compressed bytes: blocks that compress well may
---   still be converted, then deferred (no SQL function gives a jsonb's uncompressed size without reading it).
+--   on every read, past the statement timeout. The bound is on compressed bytes, so blocks that compress well may
+--   still be converted, then deferred (no SQL function gives a jsonb's uncompressed size without reading it); hence
+--   also at most 16 messages stored in more than 8 kB are converted a read: 60 deferred messages of 8 MB of one
+--   repeated line (stored in some 50 kB each) were otherwise all converted at every read.
 -- 6 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
 -- 7 maxMessageBytes: blocks longer than this as text are never sent, not even as a batch's first message (which
 --   comes whole otherwise): their size alone comes (blocks_bytes), and the task leaves the message unrouted as a
@@ -45,7 +47,9 @@ b AS (SELECT m.id, m.seq, m.author_id, m.blocks AS doc, pg_column_size(m.blocks)
        LIMIT ?),
 c AS (SELECT b.*, b.seq = min(b.seq) OVER () AS first,
              bool_and(COALESCE(b.stored, 0) <= 8192) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING)
-               OR COALESCE(sum(b.stored) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ? AS may_fit
+               OR COALESCE(sum(b.stored) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING), 0) <= ?
+                  AND count(*) FILTER (WHERE b.stored > 8192) OVER (ORDER BY b.seq ROWS UNBOUNDED PRECEDING) <= 16
+               AS may_fit
         FROM b),
 -- materialized: inlined, the cast was computed once for the window's sum and again for the output
 t AS MATERIALIZED (SELECT c.*, CASE WHEN c.may_fit OR c.first THEN c.doc::text END AS blocks
