@@ -71,7 +71,7 @@ final class ClaimStep {
             for (ClaimedRow row : claim.rows()) {
                 String reason = rules.beforeProducing(row);
                 if (reason != null) {
-                    held.poison(row.seq(), reason);
+                    held.poison(row.seq(), reason, row.attempts());
                 } else {
                     accepted.add(row);
                 }

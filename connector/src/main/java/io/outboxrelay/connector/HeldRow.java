@@ -63,8 +63,8 @@ sealed interface HeldRow {
         return new ToRelease(release.seq(), release);
     }
 
-    static HeldRow toPoison(long seq, String reason) {
-        return new ToPoison(seq, new OutboxStore.Poison(seq, reason));
+    static HeldRow toPoison(long seq, String reason, int attempts) {
+        return new ToPoison(seq, new OutboxStore.Poison(seq, reason, attempts));
     }
 
     static HeldRow lostClaim(long seq) {

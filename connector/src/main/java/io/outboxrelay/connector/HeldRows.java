@@ -92,9 +92,9 @@ final class HeldRows {
         }
     }
 
-    /** -> to poison, with the reason. */
-    void poison(long seq, String reason) {
-        put(HeldRow.toPoison(seq, reason));
+    /** -> to poison, with the reason and the row's attempts as the task last saw them. */
+    void poison(long seq, String reason, int attempts) {
+        put(HeldRow.toPoison(seq, reason, attempts));
     }
 
     /**

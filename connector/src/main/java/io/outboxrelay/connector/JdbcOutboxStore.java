@@ -465,6 +465,7 @@ final class JdbcOutboxStore implements OutboxStore {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(poisonSql.sql())) {
             poisonSql.set(ps, "seqs", c.createArrayOf("bigint", rows.stream().map(Poison::seq).toArray()));
             poisonSql.set(ps, "reasons", c.createArrayOf("text", rows.stream().map(Poison::reason).toArray()));
+            poisonSql.set(ps, "attempts", c.createArrayOf("integer", rows.stream().map(Poison::attempts).toArray()));
             poisonSql.set(ps, "text_max", POISONED_TEXT_MAX_CHARS);
             poisonSql.set(ps, "owner", owner);
             List<PoisonedRow> out = new ArrayList<>(rows.size());

@@ -141,8 +141,12 @@ interface OutboxStore {
         }
     }
 
-    /** A row to poison, with the reason operators read in {@code last_error}. */
-    record Poison(long seq, String reason) {
+    /**
+     * A row to poison, with the reason operators read in {@code last_error}, and its {@code attempts} as this task
+     * last saw them (its claim, or its give-back of a lost claim): a row whose count moved since (another claimer
+     * claimed it after this task's lease ran out, an operator requeued it) is no longer this task's to poison.
+     */
+    record Poison(long seq, String reason, int attempts) {
     }
 
     /** A row {@link #takeBackUnknownLeases} gave back, with its attempts after that. */

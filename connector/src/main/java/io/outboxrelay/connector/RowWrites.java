@@ -75,7 +75,7 @@ final class RowWrites {
     private HeldRow afterFailure(PendingRow row) {
         String poison = rules.poisonAfterFailure(row);
         if (poison != null) {
-            return HeldRow.toPoison(row.seq(), poison);
+            return HeldRow.toPoison(row.seq(), poison, row.row().attempts());
         }
         long delay = rules.retryDelayMs(row);
         log.warn("Outbox row seq={} id={} was not delivered (attempt {} of {}): {}; retrying it alone in {} ms",
@@ -92,9 +92,8 @@ final class RowWrites {
     }
 
     /**
-     * Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. A row
-     * the statement left alone is said too: this task's lease on it lapsed and another claimer holds it now, or it
-     * was stamped, poisoned or requeued meanwhile; its outcome is no longer this task's.
+     * Poisons the rows waiting for it in one statement; logs each once and describes it on the poison topic. The rows
+     * the statement left alone, no longer as this task claimed them (PoisonRows), are said in one WARN.
      */
     void poisonings() throws SQLException {
         Set<Long> asked = new TreeSet<>();
@@ -107,9 +106,11 @@ final class RowWrites {
         }
         poisoned.forEach(p -> asked.remove(p.seq()));
         if (!asked.isEmpty()) {
-            log.warn("Outbox rows seq={} were due to be poisoned but were not: this task's lease on them lapsed (it was"
-                + " not polled for outbox.lease.ms) and another claimer holds them now, or they were stamped, poisoned or"
-                + " requeued meanwhile. Their outcome is no longer this task's.", asked);
+            log.warn("Outbox rows seq={} were due to be poisoned by this task, but the database left them alone: they are"
+                + " no longer as this task claimed them. Another claimer took them (after this task's lease ran out, as"
+                + " when Connect does not poll it for outbox.lease.ms, or after it gave them back), or they were stamped,"
+                + " poisoned, requeued or deleted meanwhile, or an earlier try of this poisoning wrote them and its result"
+                + " was lost with the connection. The row as it is now tells their outcome.", asked);
         }
         for (PoisonedRow p : poisoned) {
             log.error("Poisoned outbox row seq={} id={} type={} after {} attempts: {}. It is left out of every"
@@ -137,7 +138,7 @@ final class RowWrites {
             attemptReturned.add(row.seq());
             String reason = rules.unreadPastLimit(row.seq(), row.attempts());
             if (reason != null) {
-                held.poison(row.seq(), reason);
+                held.poison(row.seq(), reason, row.attempts());
             }
         }
         if (!takenBack.isEmpty()) {

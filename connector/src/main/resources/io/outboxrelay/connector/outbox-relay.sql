@@ -237,7 +237,9 @@ SELECT count(pg_notify(:channel, r)) FROM unnest(:receipts::text[]) r;
 
 -- name: PoisonRows
 -- seqs[i] (ascending) is poisoned with reasons[i], unless another claimer leases it now (this task's lease lapsed and
--- the row was claimed again: its outcome is the new claimer's, and a row poisoned here could be stamped there too).
+-- the row was claimed again: its outcome is the new claimer's, and a row poisoned here could be stamped there too),
+-- or its attempts are no longer attempts[i], the count this task last saw: another claimer claimed it since (and let
+-- it go), or an operator requeued it (which sets 0), and the outcome is no longer this task's.
 -- What it returns is for one log line and one poison record per row:
 -- id, type and subject cut at :text_max characters, and every text as ClaimRows sends it (the hex of its bytes where
 -- the server might refuse to send it: x.raw).
@@ -247,6 +249,7 @@ WITH p AS (
          lease_until = NULL, next_attempt_at = NULL
    WHERE e.seq = ANY(:seqs::bigint[]) AND e.fanned_out_at IS NULL AND e.poisoned_at IS NULL
      AND (e.lease_owner IS NULL OR e.lease_owner = :owner)
+     AND e.attempts = (:attempts::int[])[width_bucket(e.seq, :seqs::bigint[])]
   RETURNING e.seq, left(e.{col.id}::text, :text_max::int) AS id, left(e.{col.type}::text, :text_max::int) AS type,
             left(e.{col.subject}::text, :text_max::int) AS subject, e.attempts, e.{col.occurred_at} AS occurred_at,
             e.poisoned_at, e.last_error),

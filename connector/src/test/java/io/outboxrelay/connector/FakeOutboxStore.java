@@ -301,7 +301,8 @@ final class FakeOutboxStore implements OutboxStore {
         List<PoisonedRow> out = new ArrayList<>();
         for (Poison p : poisons) {
             Row r = rows.get(p.seq());
-            if (r.pending() && (r.leaseOwner == null || owner.equals(r.leaseOwner))) { // PoisonRows' guard
+            // PoisonRows' guard: not another claimer's, and its attempts as the task last saw them
+            if (r.pending() && (r.leaseOwner == null || owner.equals(r.leaseOwner)) && r.attempts == p.attempts()) {
                 r.poisonReason = p.reason();
                 r.leaseOwner = null;
                 out.add(new PoisonedRow(r.seq, "id-" + r.seq, r.type, r.subject, r.attempts, 0L, clock.getAsLong(),

@@ -46,25 +46,25 @@ class HeldRowsTest {
         held.handOut(pending(3));
         assertThat(held.inFlightCount()).isEqualTo(2);
 
-        held.settle(row -> HeldRow.toPoison(row.seq(), row.failure()));
+        held.settle(row -> HeldRow.toPoison(row.seq(), row.failure(), row.row().attempts()));
 
         assertThat(held.inFlightCount()).isEqualTo(1);
         assertThat(held.producedNotStamped()).containsExactly(3L);
         assertThat(held.seqs()).containsExactlyInAnyOrder(2L, 3L);
         assertThat(written(HeldRows.POISONS))
-            .containsExactly(new OutboxStore.Poison(2, "rejected by the broker"));
+            .containsExactly(new OutboxStore.Poison(2, "rejected by the broker", 1));
         assertThat(held.seqs()).containsExactly(3L);
     }
 
     @Test
     void aLostClaimIsGivenBackWithItsAttemptAndARowMeantToPoisonStaysToPoison() throws SQLException {
-        held.poison(4, "unreadable");
+        held.poison(4, "unreadable", 1);
         held.claimLost(List.of(claimed(4), claimed(5)));
 
         assertThat(held.seqs()).as("a lost claim's lease is not kept").containsExactly(4L);
         assertThat(written(HeldRows.LOST_CLAIMS)).containsExactly(OutboxStore.Release.now(5, true));
         assertThat(written(HeldRows.POISONS))
-            .containsExactly(new OutboxStore.Poison(4, "unreadable"));
+            .containsExactly(new OutboxStore.Poison(4, "unreadable", 1));
         assertThat(held.has(State.LOST_CLAIM) || held.has(State.TO_POISON)).isFalse();
     }
 
@@ -94,7 +94,7 @@ class HeldRowsTest {
         PendingRow again = pending(8); // its lease lapsed while Connect did not poll: the task claimed it again
         held.handOut(again);
 
-        held.settle(row -> HeldRow.toPoison(row.seq(), row.failure()));
+        held.settle(row -> HeldRow.toPoison(row.seq(), row.failure(), row.row().attempts()));
         assertThat(held.inFlightCount()).as("the earlier claim's failure does not settle the later").isEqualTo(1);
         assertThat(held.has(State.TO_POISON)).isFalse();
 
@@ -112,7 +112,7 @@ class HeldRowsTest {
     void aRowInFlightThatIsToBePoisonedNowLeavesNoBytesBehind() throws SQLException {
         held.dispatched();
         held.handOut(pending(9));
-        held.poison(9, "claimed more than outbox.max.attempts times");
+        held.poison(9, "claimed more than outbox.max.attempts times", 6);
 
         assertThat(held.inFlightCount()).isZero();
         assertThat(held.hasRoom(1, 1)).as("no bytes left counted in flight").isTrue();

@@ -131,10 +131,39 @@ class JdbcOutboxStoreIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> !next.claim(1).rows().isEmpty());
 
         // the slow claimer's rows failed: it poisons both, but seq 1 is the next claimer's now
-        assertThat(slow.poison(List.of(new OutboxStore.Poison(1, "test: late"), new OutboxStore.Poison(2, "test: late"))))
+        assertThat(slow.poison(List.of(new OutboxStore.Poison(1, "test: late", 1), new OutboxStore.Poison(2, "test: late", 1))))
             .extracting(PoisonedRow::seq).containsExactly(2L);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE seq = 1 AND poisoned_at IS NULL AND lease_owner = ?",
             next.owner())).isEqualTo(1);
+    }
+
+    /**
+     * Found by review: the owner guard alone let a claimer whose lease lapsed poison a row that another claimer had
+     * claimed and let go, or that an operator had requeued (requeue clears the lease): the requeue was undone, the
+     * row poisoned again with the old reason. The row's attempts as the claimer last saw them must still be its own.
+     */
+    @Test
+    void aClaimerWhoseLeaseLapsedCannotPoisonARowClaimedSinceOrRequeued() throws Exception {
+        db.insertEvents(2, 2, "t.a");
+        JdbcOutboxStore slow = claimer("slow-0", 1);
+        List<ClaimedRow> seen = slow.claim(10).rows();
+        assertThat(seen).extracting(ClaimedRow::attempts).containsExactly(1, 1);
+        JdbcOutboxStore next = claimer("next-0", 60_000);
+        List<Long> taken = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> { // attempted before: each is claimed alone
+            next.claim(10).rows().forEach(r -> taken.add(r.seq()));
+            return taken.size() == 2;
+        });
+        next.release(List.of(new OutboxStore.Release(1, false, 0, "test: failed at next")));
+        next.poison(List.of(new OutboxStore.Poison(2, "test: poisoned by next", 2)));
+        db.execute("SELECT events_requeue(2)");
+
+        assertThat(slow.poison(List.of(new OutboxStore.Poison(1, "test: stale", 1),
+            new OutboxStore.Poison(2, "test: stale", 1)))).as("neither is the slow claimer's now").isEmpty();
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NULL AND lease_owner IS NULL"
+            + " AND fanned_out_at IS NULL")).isEqualTo(2);
+        assertThat(next.poison(List.of(new OutboxStore.Poison(1, "test: poisoned by next", 2))))
+            .as("the control: with the attempts it saw, the last claimer poisons").hasSize(1);
     }
 
     @Test
@@ -393,7 +422,8 @@ class JdbcOutboxStoreIT {
             .map(r -> new OutboxStore.Stamp(r.seq(), "{\"seq\":" + r.seq() + "}", r.id())).toList());
         c.release(claimed.subList(3, 6).stream()
             .map(r -> new OutboxStore.Release(r.seq(), r.seq() % 2 == 0, r.seq() * 60_000, "error of " + r.seq())).toList());
-        c.poison(claimed.subList(6, 9).stream().map(r -> new OutboxStore.Poison(r.seq(), "reason " + r.seq())).toList());
+        c.poison(claimed.subList(6, 9).stream().map(r -> new OutboxStore.Poison(r.seq(), "reason " + r.seq(), r.attempts()))
+            .toList());
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL AND (fanout->>'seq')::bigint = seq"))
             .isEqualTo(3);
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE lease_owner IS NULL AND last_error = 'error of ' || seq"

@@ -134,7 +134,8 @@ class NoRowFailsAClaimIT {
 
         assertThat(bySeq(rows, 1).payload()).isEqualTo("{\"a\": \"\u20ac\u00e9\"}");
         assertThat(bySeq(rows, 6).subject()).isEqualTo("ok-\u00fc");
-        List<PoisonedRow> poisoned = store(win1252Pool).poison(List.of(new OutboxStore.Poison(3, "test: unmappable")));
+        List<PoisonedRow> poisoned = store(win1252Pool).poison(List.of(new OutboxStore.Poison(3, "test: unmappable",
+            bySeq(rows, 3).attempts())));
         assertThat(poisoned).singleElement().satisfies(p -> assertThat(p.type()).startsWith("ord").endsWith("r"));
     }
 
@@ -184,7 +185,8 @@ class NoRowFailsAClaimIT {
             assertThat(RULES.beforeProducing(bySeq(rows, 1))).isNull();
             assertThat(RULES.beforeProducing(bySeq(rows, 2))).contains("id holds bytes").contains("WIN1252");
             assertThat(RULES.beforeProducing(bySeq(rows, 3))).isNull();
-            assertThat(store(textIdsPool).poison(List.of(new OutboxStore.Poison(2, "test: unmappable id"))))
+            assertThat(store(textIdsPool).poison(List.of(new OutboxStore.Poison(2, "test: unmappable id",
+                bySeq(rows, 2).attempts()))))
                 .singleElement().satisfies(p -> assertThat(p.id()).isEqualTo("ord?r"));
         }
     }
@@ -302,7 +304,7 @@ class NoRowFailsAClaimIT {
     void aRowTheDriverCannotDecodeIsPoisonedAndDescribedByWhatCanBeRead() throws Exception {
         ascii.execute("INSERT INTO events(type, subject) VALUES (" + NOT_UTF8 + ", " + NOT_UTF8 + ")");
 
-        List<PoisonedRow> poisoned = store(asciiPool).poison(List.of(new OutboxStore.Poison(1, "test: undecodable")));
+        List<PoisonedRow> poisoned = store(asciiPool).poison(List.of(new OutboxStore.Poison(1, "test: undecodable", 0)));
 
         assertThat(poisoned).singleElement().satisfies(p -> {
             assertThat(p.type()).startsWith("ord").endsWith("r");
@@ -317,7 +319,7 @@ class NoRowFailsAClaimIT {
     void whatThePoisoningReturnsCutsAHugeTypeAndSubjectShort() throws Exception {
         long seq = db.insertEvent(".".repeat(300_000), "s".repeat(300_000), "{}");
 
-        PoisonedRow p = store(pool).poison(List.of(new OutboxStore.Poison(seq, "test"))).get(0);
+        PoisonedRow p = store(pool).poison(List.of(new OutboxStore.Poison(seq, "test", 0))).get(0);
 
         assertThat(p.type()).hasSize(JdbcOutboxStore.POISONED_TEXT_MAX_CHARS);
         assertThat(p.subject()).hasSize(JdbcOutboxStore.POISONED_TEXT_MAX_CHARS);

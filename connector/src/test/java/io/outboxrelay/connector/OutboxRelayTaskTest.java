@@ -151,7 +151,7 @@ class OutboxRelayTaskTest {
             assertThat(store.row(1).poisonReason).isNull();
             assertThat(store.row(1).leaseOwner).isEqualTo("relay-1#other");
             assertThat(logs.lines("WARN")).singleElement().asString().contains("seq=[1]")
-                .contains("another claimer holds them now");
+                .contains("no longer as this task claimed them");
             assertThat(logs.lines("ERROR")).as("no row said poisoned").isEmpty();
         }
     }

@@ -313,7 +313,7 @@ class PartitionedOutboxIT {
         assertThat(claimed).extracting(ClaimedRow::seq).containsExactly(a, b, c);
         assertThat(store.stamp(List.of(new OutboxStore.Stamp(a, "{}", claimed.get(0).id())))).isOne();
         store.release(List.of(new OutboxStore.Release(b, true, 0, null)));
-        assertThat(store.poison(List.of(new OutboxStore.Poison(c, "boom")))).hasSize(1);
+        assertThat(store.poison(List.of(new OutboxStore.Poison(c, "boom", claimed.get(2).attempts())))).hasSize(1);
         assertThat(db.query("SELECT seq, fanned_out_at IS NOT NULL, poisoned_at IS NOT NULL, lease_owner IS NULL, attempts"
             + " FROM events WHERE seq IN (?, ?, ?) ORDER BY seq", a, b, c)).containsExactly(
                 List.of(a, true, false, true, 1), List.of(b, false, false, true, 0), List.of(c, false, true, true, 1));

@@ -112,7 +112,7 @@ class StrictClaimIT {
         strict.release(List.of(new OutboxStore.Release(1, false, 60_000, "test: refused")));
         assertThat(seqs(strict.claim(10))).isEmpty();
 
-        List<PoisonedRow> poisoned = strict.poison(List.of(new OutboxStore.Poison(1, "test: poisoned")));
+        List<PoisonedRow> poisoned = strict.poison(List.of(new OutboxStore.Poison(1, "test: poisoned", 1)));
         assertThat(poisoned).extracting(PoisonedRow::seq, PoisonedRow::subject).containsExactly(
             org.assertj.core.groups.Tuple.tuple(1L, "a"));
         assertThat(seqs(strict.claim(10))).containsExactly(3L);
