@@ -67,8 +67,9 @@ public final class JdbcMentionStore implements MentionStore {
             ps.setLong(3, liveSinceUnixMs);
             ps.setInt(4, limit);
             ps.setLong(5, blocksBudget);
-            ps.setLong(6, blocksBudget);
-            ps.setLong(7, maxMessageBytes);
+            ps.setLong(6, maxMessageBytes);
+            ps.setLong(7, blocksBudget);
+            ps.setLong(8, maxMessageBytes);
             List<UnroutedMessage> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -18,10 +18,11 @@
 --   still be converted, then deferred (no SQL function gives a jsonb's uncompressed size without reading it); hence
 --   also at most 16 messages stored in more than 8 kB are converted a read: 60 deferred messages of 8 MB of one
 --   repeated line (stored in some 50 kB each) were otherwise all converted at every read.
--- 6 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
--- 7 maxMessageBytes: blocks longer than this as text are never sent, not even as a batch's first message (which
+-- 6 maxMessageBytes: blocks longer than this as text are never sent, not even as a batch's first message (which
 --   comes whole otherwise): their size alone comes (blocks_bytes), and the task leaves the message unrouted as a
---   fault instead of filling the worker's heap with it at every pass.
+--   fault instead of filling the worker's heap with it at every pass. Such blocks count for nothing in the budget.
+-- 7 blocksBudget again: the same bound on the texts' bytes, which decides what is sent (w.within).
+-- 8 maxMessageBytes again, for what is sent.
 -- A message held by a live session belongs to the server's live path and is skipped (it stays NULL);
 -- held by an ended or stale session, it is scannable.
 -- In SQL_ASCII and single-byte databases (x.raw, the encoding's name) the texts come as the hex of their bytes:
@@ -55,8 +56,8 @@ c AS (SELECT b.*, b.seq = min(b.seq) OVER () AS first,
 t AS MATERIALIZED (SELECT c.*, CASE WHEN c.may_fit OR c.first THEN c.doc::text END AS blocks
         FROM c),
 w AS (SELECT t.*, t.first
-               OR t.may_fit AND COALESCE(sum(octet_length(t.blocks)) OVER (ORDER BY t.seq ROWS UNBOUNDED PRECEDING), 0)
-                                <= ? AS within
+               OR t.may_fit AND COALESCE(sum(octet_length(t.blocks)) FILTER (WHERE octet_length(t.blocks) <= ?)
+                                       OVER (ORDER BY t.seq ROWS UNBOUNDED PRECEDING), 0) <= ? AS within
         FROM t)
 SELECT {sent(w.id)} AS id,
        w.seq,

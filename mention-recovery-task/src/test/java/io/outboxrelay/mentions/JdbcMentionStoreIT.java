@@ -251,6 +251,20 @@ class JdbcMentionStoreIT {
             .as("31 bytes: read").containsOnlyNulls();
     }
 
+    /** Found by review: a message past the cap took up the batch's budget, so the rest of its batch came deferred. */
+    @Test
+    void aMessagePastTheCapTakesNothingOfTheBudget() throws SQLException {
+        message(owner, "m1", "ch", "u", "a much longer message than the next", NOW); // 65 bytes as jsonb prints it
+        message(owner, "m2", "ch", "u", "b", NOW); // 31
+
+        List<UnroutedMessage> batch = new JdbcMentionStore(PostgresFixture.relayDataSource(owner.getMetaData().getURL()),
+            40, 40).readUnrouted(Long.MIN_VALUE, Long.MAX_VALUE, LIVE_SINCE, 10);
+
+        assertThat(batch).extracting(UnroutedMessage::unreadable).first().asString().contains("65 bytes");
+        assertThat(batch).extracting(UnroutedMessage::deferred).containsExactly(false, false);
+        assertThat(batch.get(1).blocksJson()).isNotNull();
+    }
+
     /** A NULL blocks (a table that allows it) comes as NULL, not deferred: the plan makes it a fault. */
     @Test
     void aNullBlocksComesReadNotDeferred() throws SQLException {
