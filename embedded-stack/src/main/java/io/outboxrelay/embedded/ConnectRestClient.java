@@ -121,9 +121,15 @@ public final class ConnectRestClient {
         check(attempt("PUT", "connectors/" + name + "/resume", null), "resume " + name);
     }
 
-    /** {@code DELETE /connectors/<name>}, then waits until the worker no longer lists it. */
+    /**
+     * {@code DELETE /connectors/<name>}, then waits until the worker no longer lists it. Fails when the worker did not
+     * answer, or refused (a connector it does not know is deleted already).
+     */
     public void delete(String name, Duration timeout) throws InterruptedException {
-        attempt("DELETE", "connectors/" + name, null);
+        Reply r = attempt("DELETE", "connectors/" + name, null);
+        if (r == null || r.status() != 404) {
+            check(r, "delete " + name);
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline && status(name) != null) {
             Thread.sleep(STATUS_POLL_MS);

@@ -125,6 +125,7 @@ public final class Quickstart {
         Map<String, String> worker = WorkerProperties.distributed(kafka.bootstrapServers(), "quickstart-connect");
         worker.put("offset.flush.interval.ms", "5000");
         connect = EmbeddedWorker.start(worker, Ports.isFree(REST_PORT) ? REST_PORT : 0);
+        keepRestApiUpAtShutdown();
         out.printf("distributed worker, REST API %s (%s)%n", connect.restUrl(), since(t));
 
         chat = new DemoChat(db);
@@ -172,6 +173,23 @@ public final class Quickstart {
         });
     }
 
+    /**
+     * Connect's REST server asks Jetty to stop it at JVM shutdown ({@code setStopAtShutdown}), through a shutdown hook
+     * of Jetty's own that runs alongside ours: on Ctrl-C the REST API was gone before {@link #stop()} could delete
+     * the connector, and the summary said FAILED, "the connector is gone". That hook is taken out; {@link #stop()}
+     * stops the worker, REST server included, in its order.
+     */
+    private static void keepRestApiUpAtShutdown() {
+        try {
+            // by name: Jetty is on the worker's run-time class path only, in the version Kafka brings
+            Object hook = Class.forName("org.eclipse.jetty.util.thread.ShutdownThread").getMethod("getInstance")
+                .invoke(null);
+            Runtime.getRuntime().removeShutdownHook((Thread) hook);
+        } catch (ReflectiveOperationException | ClassCastException | IllegalStateException e) {
+            // another Jetty, or the JVM is shutting down already: stop() does what it can, as before
+        }
+    }
+
     static int expectedTasks(Map<String, String> config, boolean mentions) {
         int max = Integer.parseInt(config.getOrDefault("tasks.max", "1").trim());
         return mentions ? Math.max(1, max - 1) + 1 : max;
@@ -193,7 +211,7 @@ public final class Quickstart {
             + " LIMIT 5\"");
         out.println("  " + psql + " -c \"SELECT id, author_id, mentions_routed_at FROM messages ORDER BY seq\"");
         out.println("  kafka-console-consumer.sh --bootstrap-server " + kafka.bootstrapServers() + " --topic "
-            + subscriptions.get(0).topic() + " --from-beginning --property print.key=true");
+            + subscriptions.get(0).topic() + " --from-beginning --property print.key=true --property print.headers=true");
         out.println("What is running");
         out.printf("  a demo shop commits %,d events/s (order.created/paid/shipped, customer.updated) with"
             + " OutboxWriter, in the transaction of each demo_orders change%n", options.eventsPerSecond());
