@@ -77,7 +77,8 @@ public class OutboxSourceConnector extends SourceConnector {
     }
 
     /**
-     * Validates the keys (including every {@code subscription.<name>.*} key), then checks live that the
+     * Validates the keys (including every {@code subscription.<name>.*} key, and refusing keys of the connector's
+     * namespaces that it does not define: {@link UnknownKeys}), then checks live that the
      * database is reachable and the table, its columns and the needed privileges are there, attaching
      * each problem to the key it concerns.
      */
@@ -90,6 +91,7 @@ public class OutboxSourceConnector extends SourceConnector {
         checkCloudEventsSource(connectorConfigs, result);
         checkChannelsDiffer(connectorConfigs, result);
         ExactlyOnceRules.check(connectorConfigs, result);
+        UnknownKeys.check(def, connectorConfigs, result);
         if (values.stream().allMatch(v -> v.errorMessages().isEmpty())) {
             new OutboxLiveValidator(new OutboxSourceConnectorConfig(connectorConfigs),
                 TaskIdentityKeys.connectorName(connectorConfigs)).check(result);

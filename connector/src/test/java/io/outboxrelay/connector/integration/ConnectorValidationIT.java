@@ -83,6 +83,22 @@ class ConnectorValidationIT {
         assertThat(errorCount(reply)).as(reply.body()).isZero();
     }
 
+    /**
+     * Found by a user trial: a mistyped key passed a real worker's validation with no error, and the key meant kept
+     * its default (here every event type for the subscriber).
+     */
+    @Test
+    void aMistypedKeyIsReportedOnItWithTheKeyMeant() {
+        Map<String, String> cfg = config();
+        String subscription = cfg.get("subscriptions").split(",")[0].trim();
+        cfg.put("subscription." + subscription + ".evnt.types", "order.*");
+
+        String error = onlyErrorOn(validate(cfg), "subscription." + subscription + ".evnt.types");
+
+        assertThat(error).contains("no key of this connector")
+            .contains("did you mean subscription." + subscription + ".event.types?");
+    }
+
     @Test
     void aMissingTableIsReportedOnOutboxTableWithTheSchemaFile() {
         Map<String, String> cfg = config();

@@ -1,0 +1,75 @@
+package io.outboxrelay.connector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigValue;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Found by a user trial: a mistyped key of the connector's passed validation in silence, and the key meant kept its
+ * default; subscription.webhooks.evnt.types sent that subscriber every event type.
+ */
+class UnknownKeysTest {
+
+    private static Map<String, List<String>> errors(String... keysAndValues) {
+        Map<String, String> props = new HashMap<>(Map.of("connection.url", "jdbc:postgresql://localhost/app",
+            "subscriptions", "webhooks,email", "subscription.webhooks.topic", "hooks"));
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            props.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        ConfigDef def = OutboxConfigDef.forProps(props);
+        Config result = new Config(new ArrayList<>(def.validate(props)));
+        UnknownKeys.check(def, props, result);
+        Map<String, List<String>> out = new HashMap<>();
+        for (ConfigValue v : result.configValues()) {
+            if (!v.errorMessages().isEmpty()) {
+                out.put(v.name(), v.errorMessages());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aMistypedKeyOfTheConnectorIsAnErrorNamingTheKeyMeant() {
+        Map<String, List<String>> errors = errors("subscription.webhooks.evnt.types", "order.*", "outbox.tabel", "evnts",
+            "mentions.enable", "true", "connection.usr", "relay");
+
+        assertThat(errors).containsOnlyKeys("subscription.webhooks.evnt.types", "outbox.tabel", "mentions.enable",
+            "connection.usr");
+        assertThat(errors.get("subscription.webhooks.evnt.types")).singleElement().asString()
+            .contains("no key of this connector").contains("did you mean subscription.webhooks.event.types?");
+        assertThat(errors.get("outbox.tabel")).singleElement().asString().contains("did you mean outbox.table?");
+        assertThat(errors.get("mentions.enable")).singleElement().asString().contains("did you mean mentions.enabled?");
+        assertThat(errors.get("connection.usr")).singleElement().asString().contains("did you mean connection.user?");
+    }
+
+    @Test
+    void theKeyOfASubscriptionNotListedIsAnErrorNamingTheList() {
+        Map<String, List<String>> errors = errors("subscription.emial.topic", "mail");
+
+        assertThat(errors).containsOnlyKeys("subscription.emial.topic");
+        assertThat(errors.get("subscription.emial.topic")).singleElement().asString().contains("a subscription 'emial'")
+            .contains("does not list (webhooks, email)").contains("did you mean subscription.email.topic?");
+    }
+
+    @Test
+    void connectsOwnKeysAndEveryKeyOfTheConnectorPass() {
+        assertThat(errors("tasks.max", "2", "transforms", "route", "transforms.route.type", "x",
+            "errors.tolerance", "none", "producer.override.linger.ms", "0", "value.converter", "y",
+            "header.converter", "z", "subscription.email.event.types", "order.paid", "subscription.email.coalesce",
+            "false", "outbox.table", "app.events", "mentions.enabled", "true", "connection.user", "relay",
+            "cloudevents.source", "/shop", "headers.format", "plain", "value.format", "envelope")).isEmpty();
+    }
+
+    @Test
+    void aKeyFarFromEveryKeyIsRefusedWithoutAGuess() {
+        assertThat(errors("outbox.something.else.entirely", "1").get("outbox.something.else.entirely"))
+            .singleElement().asString().contains("no key of this connector").doesNotContain("did you mean");
+    }
+}
