@@ -33,24 +33,16 @@ final class UnknownKeys {
     }
 
     private static String message(String key, Set<String> defined, Map<String, String> props) {
-        String subscription = subscriptionOf(key);
-        if (subscription != null) {
-            List<String> listed = OutboxConfigDef.subscriptionNames(props);
-            if (!listed.contains(subscription)) {
-                return key + " belongs to a subscription '" + subscription + "' that " + OutboxSourceConnectorConfig
-                    .SUBSCRIPTIONS + " does not list (" + String.join(", ", listed) + "): add it there, or correct"
-                    + " or remove the key" + closest(key, defined);
-            }
+        String prefix = OutboxSourceConnectorConfig.SUBSCRIPTION_PREFIX;
+        List<String> listed = OutboxConfigDef.subscriptionNames(props);
+        // names may hold dots (corpus.index): a key is a listed subscription's when it starts with one
+        if (key.startsWith(prefix) && listed.stream().noneMatch(name -> key.startsWith(prefix + name + "."))) {
+            return key + " is the key of no subscription that " + OutboxSourceConnectorConfig.SUBSCRIPTIONS
+                + " lists (" + String.join(", ", listed) + "): add the subscription there, or correct or remove the"
+                + " key" + closest(key, defined);
         }
         return key + " is no key of this connector, and would be ignored while the key meant keeps its default:"
             + " correct or remove it" + closest(key, defined) + " (docs/configuration.md lists every key)";
-    }
-
-    /** {@code subscription.<name>.<field>}: the name; null for another key. */
-    private static String subscriptionOf(String key) {
-        String prefix = OutboxSourceConnectorConfig.SUBSCRIPTION_PREFIX;
-        int dot = key.indexOf('.', prefix.length());
-        return key.startsWith(prefix) && dot > prefix.length() ? key.substring(prefix.length(), dot) : null;
     }
 
     /** ", did you mean X?" for the defined key nearest to {@code key}, when it is near; else nothing. */

@@ -54,8 +54,20 @@ class UnknownKeysTest {
         Map<String, List<String>> errors = errors("subscription.emial.topic", "mail");
 
         assertThat(errors).containsOnlyKeys("subscription.emial.topic");
-        assertThat(errors.get("subscription.emial.topic")).singleElement().asString().contains("a subscription 'emial'")
-            .contains("does not list (webhooks, email)").contains("did you mean subscription.email.topic?");
+        assertThat(errors.get("subscription.emial.topic")).singleElement().asString()
+            .contains("the key of no subscription that subscriptions lists (webhooks, email)")
+            .contains("did you mean subscription.email.topic?");
+    }
+
+    /** A subscription's name may hold dots: a typo in its key's field is a typo, not an unlisted subscription. */
+    @Test
+    void aTypoInTheKeyOfASubscriptionWhoseNameHoldsDotsNamesTheKeyMeant() {
+        Map<String, List<String>> errors = errors("subscriptions", "webhooks,corpus.index", "subscription.corpus.index.topik",
+            "c");
+
+        assertThat(errors).containsOnlyKeys("subscription.corpus.index.topik");
+        assertThat(errors.get("subscription.corpus.index.topik")).singleElement().asString()
+            .contains("no key of this connector").contains("did you mean subscription.corpus.index.topic?");
     }
 
     @Test
