@@ -77,7 +77,10 @@ final class ConfigValidators {
         public void ensureValid(String name, Object value) {
             @SuppressWarnings("unchecked")
             List<String> names = (List<String>) value;
-            if (names == null || names.isEmpty()) {
+            if (names == null) {
+                return; // missing: ConfigDef says so ("Missing required configuration"), once is enough
+            }
+            if (names.isEmpty()) {
                 throw new ConfigException(name, value, "name at least one subscription, e.g. webhooks,mail");
             }
             Set<String> seen = new HashSet<>();

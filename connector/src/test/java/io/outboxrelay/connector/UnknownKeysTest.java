@@ -59,6 +59,20 @@ class UnknownKeysTest {
             .contains("did you mean subscription.email.topic?");
     }
 
+    /** Found by the same trial: a missing subscriptions key was reported twice, in two wordings. */
+    @Test
+    void aMissingSubscriptionsKeyIsReportedOnceAndAnEmptyOneSaysWhatToName() {
+        Map<String, String> props = new HashMap<>(Map.of("connection.url", "jdbc:postgresql://localhost/app"));
+        List<String> missing = OutboxConfigDef.forProps(props).validate(props).stream()
+            .filter(v -> v.name().equals("subscriptions")).findFirst().orElseThrow().errorMessages();
+        props.put("subscriptions", "");
+        List<String> empty = OutboxConfigDef.forProps(props).validate(props).stream()
+            .filter(v -> v.name().equals("subscriptions")).findFirst().orElseThrow().errorMessages();
+
+        assertThat(missing).singleElement().asString().contains("Missing required configuration");
+        assertThat(empty).singleElement().asString().contains("name at least one subscription");
+    }
+
     /** A subscription's name may hold dots: a typo in its key's field is a typo, not an unlisted subscription. */
     @Test
     void aTypoInTheKeyOfASubscriptionWhoseNameHoldsDotsNamesTheKeyMeant() {
