@@ -7,8 +7,11 @@ import io.outboxrelay.embedded.ConnectRestClient;
 import io.outboxrelay.embedded.EmbeddedWorker;
 import io.outboxrelay.embedded.WorkerProperties;
 import io.outboxrelay.mentions.MentionRecoveryConfig;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +40,8 @@ public final class Quickstart {
     private volatile boolean stopRequested;
     private boolean stopped;
     private QuickstartDatabase db;
+    /** The connector's password, read by the worker's FileConfigProvider: the stored config holds a reference. */
+    private Path secrets;
     private QuickstartKafka kafka;
     private EmbeddedWorker connect;
     private DemoEventWriter writer;
@@ -124,6 +129,10 @@ public final class Quickstart {
         out.flush();
         Map<String, String> worker = WorkerProperties.distributed(kafka.bootstrapServers(), "quickstart-connect");
         worker.put("offset.flush.interval.ms", "5000");
+        // the connector's password comes from a file, as docs/configuration.md recommends: GET .../config shows the
+        // reference, never the password
+        worker.put("config.providers", "file");
+        worker.put("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
         connect = EmbeddedWorker.start(worker, Ports.isFree(REST_PORT) ? REST_PORT : 0);
         keepRestApiUpAtShutdown();
         out.printf("distributed worker, REST API %s (%s)%n", connect.restUrl(), since(t));
@@ -138,7 +147,7 @@ public final class Quickstart {
         Map<String, String> config = ConnectorTemplate.load(template, Map.of(
             "QUICKSTART_DB_URL", db.jdbcUrl(),
             "QUICKSTART_DB_USER", QuickstartDatabase.RELAY_ROLE,
-            "QUICKSTART_DB_PASSWORD", QuickstartDatabase.RELAY_PASSWORD));
+            "QUICKSTART_SECRETS", writeSecrets().toString()));
         OutboxSourceConnectorConfig parsed = new OutboxSourceConnectorConfig(config);
         subscriptions = parsed.subscriptions();
         MentionRecoveryConfig mentions = new MentionRecoveryConfig(config);
@@ -195,13 +204,21 @@ public final class Quickstart {
         return mentions ? Math.max(1, max - 1) + 1 : max;
     }
 
+    /** The connector's password in a properties file only this user may read, deleted at stop. */
+    private Path writeSecrets() throws IOException {
+        secrets = Files.createTempFile("outbox-relay-quickstart-", ".properties",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(secrets, "connection.password=" + QuickstartDatabase.RELAY_PASSWORD + "\n");
+        return secrets;
+    }
+
     private void printGuide() {
         String psql = "psql -h localhost -p " + db.port() + " -U postgres";
         out.println();
         out.println("Where things are");
         out.println("  Connect REST API   " + connect.restUrl());
         out.println("  PostgreSQL         " + db.jdbcUrl() + "  (user postgres, no password; the connector logs"
-            + " in as '" + QuickstartDatabase.RELAY_ROLE + "', a member of outbox_relay)");
+            + " in as '" + QuickstartDatabase.RELAY_ROLE + "', a member of outbox_relay, with a password from a file)");
         out.println("  Kafka              " + kafka.bootstrapServers());
         out.println("  Logs               " + System.getProperty("quickstart.log", "target/quickstart.log"));
         out.println("Try, in another terminal (psql is not bundled: any PostgreSQL client works)");
@@ -319,6 +336,9 @@ public final class Quickstart {
                 kafka.close();
                 done.add("Kafka stopped");
             });
+        }
+        if (secrets != null) {
+            quietly(() -> Files.deleteIfExists(secrets));
         }
         if (db != null) {
             quietly(() -> {

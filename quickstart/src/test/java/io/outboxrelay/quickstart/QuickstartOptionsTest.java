@@ -62,7 +62,9 @@ class QuickstartOptionsTest {
         Map<String, String> config = ConnectorTemplate.load(
             QuickstartOptions.parse().home().resolve(QuickstartOptions.TEMPLATE),
             Map.of("QUICKSTART_DB_URL", "jdbc:postgresql://localhost/postgres", "QUICKSTART_DB_USER", "relay",
-                "QUICKSTART_DB_PASSWORD", "pw"));
+                "QUICKSTART_SECRETS", "/tmp/secrets.properties"));
         assertThat(Quickstart.expectedTasks(config, true)).isEqualTo(3);
+        assertThat(config.get("connection.password")).as("a reference the worker resolves, never the password")
+            .isEqualTo("${file:/tmp/secrets.properties:connection.password}");
     }
 }
