@@ -83,6 +83,20 @@ public final class PostgresBuilder {
         return this;
     }
 
+    /**
+     * Every role but the superuser {@code postgres} logs in from localhost with a scram-sha-256 password, as on a
+     * real server; {@code postgres} without one (the harness's own sessions).
+     */
+    public PostgresBuilder passwordsExceptSuperuser() {
+        return setting("password_encryption", "scram-sha-256").pgHba("""
+            local all all                    trust
+            host  all postgres 127.0.0.1/32  trust
+            host  all postgres ::1/128       trust
+            host  all all      127.0.0.1/32  scram-sha-256
+            host  all all      ::1/128       scram-sha-256
+            """);
+    }
+
     /** The content of {@code pg_hba.conf}; by default zonky's (trust for everyone). */
     public PostgresBuilder pgHba(String content) {
         this.pgHba = content;

@@ -27,19 +27,6 @@ final class QuickstartDatabase implements AutoCloseable {
     static final String RELAY_ROLE = "relay";
     static final String RELAY_PASSWORD = "relay-quickstart";
 
-    /**
-     * The superuser logs in from localhost without a password (the quickstart's own sessions, and psql as the guide
-     * shows); every other role, the connector's included, with its password, so a wrong connection.password is
-     * refused as on a real server.
-     */
-    private static final String PG_HBA = """
-        local all all                    trust
-        host  all postgres 127.0.0.1/32  trust
-        host  all postgres ::1/128       trust
-        host  all all      127.0.0.1/32  scram-sha-256
-        host  all all      ::1/128       scram-sha-256
-        """;
-
     private final LocalPostgres postgres;
 
     private QuickstartDatabase(LocalPostgres postgres) {
@@ -51,8 +38,7 @@ final class QuickstartDatabase implements AutoCloseable {
             .port(Ports.preferred(PREFERRED_PORT))
             .stopAtExit(false) // Quickstart stops it last, after Connect
             .maxConnections(100)
-            .setting("password_encryption", "scram-sha-256")
-            .pgHba(PG_HBA)
+            .passwordsExceptSuperuser() // a wrong connection.password is refused, as on a real server
             .start());
     }
 

@@ -57,13 +57,6 @@ class PasswordNeverLeaksIT {
     private static final String ROTATED_ROLE = "relay_rotated";
     private static final String RUNNING = "leak-running";
     private static final String REFUSED = "leak-refused";
-    private static final String HBA = """
-        local all all                    trust
-        host  all postgres 127.0.0.1/32  trust
-        host  all postgres ::1/128       trust
-        host  all all      127.0.0.1/32  scram-sha-256
-        host  all all      ::1/128       scram-sha-256
-        """;
     private static LocalPostgres postgres;
     private static TestDatabase admin;
     private static LogCapture log;
@@ -72,7 +65,7 @@ class PasswordNeverLeaksIT {
     static void startServerDemandingPasswords() {
         TestConnect.cluster(); // started before the capture: its start-up is no part of the test
         log = LogCapture.start(); // from before the canary is first used
-        postgres = new PostgresBuilder().setting("password_encryption", "scram-sha-256").pgHba(HBA).start();
+        postgres = new PostgresBuilder().passwordsExceptSuperuser().start();
         admin = PostgresServer.of(postgres).createDatabase("leaks", "");
         // only the SCRAM verifier goes over SQL: the canary itself reaches the server only through the
         // connector (and the one control connection below), so any copy of it in a log came from them
