@@ -46,7 +46,7 @@ class ConfigExamplesTest {
     private static final Map<String, String> QUICKSTART_VARIABLES = Map.of(
         "QUICKSTART_DB_URL", "jdbc:postgresql://localhost:55432/postgres",
         "QUICKSTART_DB_USER", "relay",
-        "QUICKSTART_DB_PASSWORD", "relay-quickstart");
+        "QUICKSTART_SECRETS", "/tmp/outbox-relay-quickstart-1.properties");
     private static final Pattern VARIABLE = Pattern.compile("\\$\\{([^}:]*)}");
     private static final String CONFLUENT_AVRO = "io.confluent.connect.avro.AvroConverter";
     private static final String APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter";
