@@ -2,6 +2,7 @@ package io.outboxrelay.connector;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -16,25 +17,36 @@ import org.apache.kafka.common.config.ConfigDef;
  * {@code transforms.*}, {@code errors.*}, {@code producer.override.*}, the converters) are not the connector's to judge.
  */
 final class UnknownKeys {
-    /** The prefixes of every key the connector defines, and of no key of Connect's. */
-    static final List<String> NAMESPACES = List.of("outbox.", "mentions.", "subscription.", "connection.",
-        "cloudevents.");
+    /**
+     * The prefixes of every key the connector defines, and of no key of Connect's, with their likely slips
+     * ({@code subscriptions.webhooks.topic}, {@code mention.enabled}); matched in any case ({@code OUTBOX.TABLE}).
+     */
+    static final List<String> NAMESPACES = List.of("outbox.", "mentions.", "mention.", "subscription.",
+        "subscriptions.", "connection.", "cloudevents.");
 
     private UnknownKeys() {
     }
 
     static void check(ConfigDef def, Map<String, String> props, Config result) {
         Set<String> defined = def.configKeys().keySet();
+        List<String> listed = OutboxConfigDef.subscriptionNames(props);
         for (String key : new TreeSet<>(props.keySet())) {
-            if (NAMESPACES.stream().anyMatch(key::startsWith) && !defined.contains(key)) {
-                OutboxLiveValidator.error(result, key, message(key, defined, props));
+            String lower = key.toLowerCase(Locale.ROOT);
+            boolean ours = NAMESPACES.stream().anyMatch(lower::startsWith);
+            // without subscriptions ConfigDef reports that key; every subscription.<name>.* key is not to blame too
+            boolean unjudged = listed.isEmpty() && lower.startsWith(OutboxSourceConnectorConfig.SUBSCRIPTION_PREFIX);
+            if (ours && !unjudged && !defined.contains(key)) {
+                OutboxLiveValidator.error(result, key, message(key, defined, listed));
             }
         }
     }
 
-    private static String message(String key, Set<String> defined, Map<String, String> props) {
+    private static String message(String key, Set<String> defined, List<String> listed) {
         String prefix = OutboxSourceConnectorConfig.SUBSCRIPTION_PREFIX;
-        List<String> listed = OutboxConfigDef.subscriptionNames(props);
+        if (listed.stream().anyMatch(name -> key.equals(prefix + name))) {
+            return key + " names a subscription, and is no key: its keys are " + key + ".topic, " + key
+                + ".event.types and " + key + ".coalesce";
+        }
         // names may hold dots (corpus.index): a key is a listed subscription's when it starts with one
         if (key.startsWith(prefix) && listed.stream().noneMatch(name -> key.startsWith(prefix + name + "."))) {
             return key + " is the key of no subscription that " + OutboxSourceConnectorConfig.SUBSCRIPTIONS
@@ -47,9 +59,10 @@ final class UnknownKeys {
 
     /** ", did you mean X?" for the defined key nearest to {@code key}, when it is near; else nothing. */
     static String closest(String key, Set<String> defined) {
+        String lower = key.toLowerCase(Locale.ROOT);
         return defined.stream()
-            .min(Comparator.comparingInt((String k) -> distance(key, k)).thenComparing(k -> k))
-            .filter(k -> distance(key, k) <= Math.max(2, key.length() / 6))
+            .min(Comparator.comparingInt((String k) -> distance(lower, k)).thenComparing(k -> k))
+            .filter(k -> distance(lower, k) <= Math.max(2, key.length() / 6))
             .map(k -> "; did you mean " + k + "?")
             .orElse("");
     }

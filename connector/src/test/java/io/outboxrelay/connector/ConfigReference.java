@@ -47,8 +47,9 @@ public final class ConfigReference {
             .append("Keys of `").append(OutboxSourceConnector.class.getName()).append("`, by group, in the order"
                 + " the Connect REST API and UIs show them. `subscription.<name>.*` exists once for every name in"
                 + " `subscriptions`. Validation refuses a key under `outbox.`, `mentions.`, `subscription.`,"
-                + " `connection.` or `cloudevents.` that is not listed here (a typo would otherwise be ignored while"
-                + " the key meant keeps its default), naming the nearest key.\n\n")
+                + " `connection.` or `cloudevents.` (in any case, and the slips `subscriptions.` and `mention.`) that"
+                + " is not listed here (a typo would otherwise be ignored while the key meant keeps its default),"
+                + " naming the nearest key.\n\n")
             .append("Connect's own connector keys (`tasks.max`, `key.converter`, `value.converter`, `transforms`,"
                 + " `errors.*`, `topic.creation.*`) are documented with Kafka Connect. Two of them matter here:"
                 + " with `mentions.enabled=true` one task slot runs the mention-recovery task, so `tasks.max` must"

@@ -23,6 +23,11 @@ class UnknownKeysTest {
         for (int i = 0; i < keysAndValues.length; i += 2) {
             props.put(keysAndValues[i], keysAndValues[i + 1]);
         }
+        return errorsOf(props);
+    }
+
+    /** Every key with errors, after ConfigDef's validation and the unknown keys' check. */
+    private static Map<String, List<String>> errorsOf(Map<String, String> props) {
         ConfigDef def = OutboxConfigDef.forProps(props);
         Config result = new Config(new ArrayList<>(def.validate(props)));
         UnknownKeys.check(def, props, result);
@@ -35,18 +40,26 @@ class UnknownKeysTest {
         return out;
     }
 
+    /** One error on {@code key}, naming {@code meant}. */
+    private static void assertSuggests(Map<String, List<String>> errors, String key, String meant) {
+        assertThat(errors.get(key)).as(key).singleElement().asString().contains("did you mean " + meant + "?");
+    }
+
+    /** Slips of prefix ({@code subscriptions.}, {@code mention.}) and of case (found by review) too. */
     @Test
     void aMistypedKeyOfTheConnectorIsAnErrorNamingTheKeyMeant() {
-        Map<String, List<String>> errors = errors("subscription.webhooks.evnt.types", "order.*", "outbox.tabel", "evnts",
-            "mentions.enable", "true", "connection.usr", "relay");
+        Map<String, String> meant = Map.of("subscription.webhooks.evnt.types", "subscription.webhooks.event.types",
+            "outbox.tabel", "outbox.table", "mentions.enable", "mentions.enabled", "connection.usr", "connection.user",
+            "subscriptions.webhooks.event.types", "subscription.webhooks.event.types", "OUTBOX.TABLE", "outbox.table",
+            "mention.enabled", "mentions.enabled");
+        List<String> keysAndValues = new ArrayList<>();
+        meant.keySet().forEach(k -> keysAndValues.addAll(List.of(k, "x")));
 
-        assertThat(errors).containsOnlyKeys("subscription.webhooks.evnt.types", "outbox.tabel", "mentions.enable",
-            "connection.usr");
-        assertThat(errors.get("subscription.webhooks.evnt.types")).singleElement().asString()
-            .contains("no key of this connector").contains("did you mean subscription.webhooks.event.types?");
-        assertThat(errors.get("outbox.tabel")).singleElement().asString().contains("did you mean outbox.table?");
-        assertThat(errors.get("mentions.enable")).singleElement().asString().contains("did you mean mentions.enabled?");
-        assertThat(errors.get("connection.usr")).singleElement().asString().contains("did you mean connection.user?");
+        Map<String, List<String>> errors = errors(keysAndValues.toArray(new String[0]));
+
+        assertThat(errors).containsOnlyKeys(meant.keySet());
+        meant.forEach((typo, key) -> assertThat(errors.get(typo)).as(typo).singleElement().asString()
+            .contains("no key of this connector").contains("did you mean " + key + "?"));
     }
 
     @Test
@@ -70,7 +83,18 @@ class UnknownKeysTest {
             .filter(v -> v.name().equals("subscriptions")).findFirst().orElseThrow().errorMessages();
 
         assertThat(missing).singleElement().asString().contains("Missing required configuration");
+        props.remove("subscriptions");
+        props.put("subscription.webhooks.topic", "hooks");
+        assertThat(errorsOf(props)).as("no error but the missing key's").containsOnlyKeys("subscriptions");
         assertThat(empty).singleElement().asString().contains("name at least one subscription");
+    }
+
+    /** Found by review: a subscription's name given as a key. */
+    @Test
+    void aSubscriptionsNameIsNoKey() {
+        assertThat(errors("subscription.email", "order.*").get("subscription.email")).singleElement().asString()
+            .contains("names a subscription")
+            .contains("subscription.email.topic, subscription.email.event.types and subscription.email.coalesce");
     }
 
     /** A subscription's name may hold dots: a typo in its key's field is a typo, not an unlisted subscription. */
@@ -80,8 +104,7 @@ class UnknownKeysTest {
             "c");
 
         assertThat(errors).containsOnlyKeys("subscription.corpus.index.topik");
-        assertThat(errors.get("subscription.corpus.index.topik")).singleElement().asString()
-            .contains("no key of this connector").contains("did you mean subscription.corpus.index.topic?");
+        assertSuggests(errors, "subscription.corpus.index.topik", "subscription.corpus.index.topic");
     }
 
     @Test
