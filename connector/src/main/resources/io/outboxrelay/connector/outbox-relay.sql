@@ -73,10 +73,13 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 --
 -- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent,
 -- watch, in progress, retry times: 16-20); with nothing claimed there is one row, its claimed columns null.
+-- The stamp clears poisoned_at: a row another claimer poisoned while this task's records of it waited for their
+-- acknowledgement (this task's lease ran out) was delivered all the same, and is fanned out, not poisoned (its
+-- last_error keeps the reason).
 WITH s AS (
   UPDATE {table} e
      SET fanned_out_at = now(), fanout = (:stamp_fanouts::text[])[width_bucket(e.seq, :stamp_seqs::bigint[])]::jsonb,
-         lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+         lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL, poisoned_at = NULL
    WHERE e.seq = ANY(:stamp_seqs::bigint[]) AND e.fanned_out_at IS NULL
   RETURNING 1),
 st AS (SELECT count(*) AS stamped FROM s),

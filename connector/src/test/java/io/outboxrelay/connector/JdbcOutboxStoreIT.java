@@ -166,6 +166,28 @@ class JdbcOutboxStoreIT {
             .as("the control: with the attempts it saw, the last claimer poisons").hasSize(1);
     }
 
+    /**
+     * Found by review: another claimer poisoned a row while the slow claimer's records of it waited for their
+     * acknowledgement; the acknowledgement stamped it, and the row ended both fanned out and poisoned (retention never
+     * deleted it, a requeue could not reset it). Delivered, it is fanned out and no longer poisoned.
+     */
+    @Test
+    void aRowDeliveredByAClaimerWhoseLeaseLapsedIsFannedOutNotPoisoned() throws Exception {
+        db.insertEvents(1, 1, "t.a");
+        JdbcOutboxStore slow = claimer("slow-0", 1);
+        ClaimedRow seen = slow.claim(10).rows().get(0);
+        JdbcOutboxStore next = claimer("next-0", 60_000);
+        List<ClaimedRow> taken = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> taken.addAll(next.claim(10).rows()));
+        assertThat(next.poison(List.of(new OutboxStore.Poison(1, "test: failed at next", taken.get(0).attempts()))))
+            .hasSize(1);
+
+        assertThat(slow.stamp(List.of(new OutboxStore.Stamp(1, "{\"hooks\":{}}", seen.id())))).isOne();
+
+        assertThat(db.queryLong("SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL AND poisoned_at IS NULL"
+            + " AND last_error = 'test: failed at next'")).isEqualTo(1);
+    }
+
     @Test
     void aRowAttemptedBeforeEndsTheBatchAndIsThenClaimedAloneSoSeqOrderHolds() throws Exception {
         db.insertEvents(6, 6, "t.a");
