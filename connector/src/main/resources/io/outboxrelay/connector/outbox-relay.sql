@@ -2,7 +2,8 @@
 -- {col.<field>} by the quoted column of an event field (outbox.column.<field>, OutboxColumns.expand;
 -- {col.headers} is NULL::jsonb when the table has none); :name is a parameter, bound by name
 -- (NamedSql.Bindable). Every transition is guarded by the state it expects, so a stale task can never
--- undo a newer one.
+-- undo a newer one, with one deliberate exception: the stamp of records that were acknowledged wins over another
+-- claimer's poisoning of the same row (ClaimRows), since the event was delivered.
 
 -- name: SessionSetup
 -- Once per relay session. A generic plan for every statement: the arrays of ClaimRows (the stamp's seqs,
