@@ -30,7 +30,7 @@ public final class ClaimAndStampLoop {
         long total = 0;
         List<OutboxStore.Stamp> stamps = List.of();
         while (true) {
-            OutboxStore.PassResult pass = store.pass(new OutboxStore.Pass(stamps, batch, List.of(), false));
+            OutboxStore.PassResult pass = store.pass(new OutboxStore.Pass(stamps, batch));
             total += pass.stamped();
             List<ClaimedRow> rows = pass.claim().rows();
             if (rows.isEmpty()) {

@@ -2,41 +2,33 @@ package io.outboxrelay.connector;
 
 import io.outboxrelay.common.SqlStates;
 import java.sql.SQLException;
-import java.util.List;
-import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * When a relay task claims, and when it arms the table's wake-up flag: the one owner of the task's claim
- * timing. Three states (docs/wakeup.md has the diagram, every edge and the test of each):
+ * When a relay task claims, and when it arms the table's wake-up flag: the one owner of the task's claim timing.
+ * Two states (docs/wakeup.md has the diagram, every edge and the test of each):
  * <ul>
  *   <li>ACTIVE: rows keep arriving. The task claims a pace apart (at once after a claim that left rows in line),
  *       the pace and the idle time below coming from {@link ClaimCadence}; the flag stays down, writers send no
- *       NOTIFY, and a NOTIFY that reaches the task changes nothing, so after {@link #DEAF_AFTER_MS} active the task
- *       turns LISTEN off and no NOTIFY of the database wakes its session. Once its claims have found nothing for
- *       the idle time (two claims at least) it turns LISTEN on again and, a pace later, LISTEN in place, arms the
- *       flag; a task polling without a flag it may use goes QUIET instead, LISTEN on again.
- *   <li>SETTLING: armed. A writer that read the flag down just before the arming sends no NOTIFY, so the task
- *       claims until every transaction in progress at the arming has ended as a claim's snapshot sees it.
- *   <li>QUIET: armed and settled: no claim until a NOTIFY, a look that finds the flag's clears count moved
- *       since the arming (a clear whose NOTIFY never reached this task), the sweep or a released row due.
+ *       NOTIFY, a NOTIFY that reaches the task changes nothing, and after {@link #DEAF_AFTER_MS} active the task
+ *       turns LISTEN off. Once its claims have found nothing for the idle time (two claims at least) it turns
+ *       LISTEN on again and goes QUIET.
+ *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims, first at once (a pace
+ *       later when LISTEN was off), then a pace later, the gap doubling up to {@link #LOOK_INTERVAL_MS}; while it
+ *       polls (no flag it may use, or LISTEN off) every {@code outbox.poll.interval.ms}. A NOTIFY makes it claim at
+ *       once. Whatever a NOTIFY failed to tell (a writer that read the flag down before the arming, a clear rolled
+ *       back or never sent, a dead LISTEN session, a row whose backoff ended) is claimed by the next look.
  * </ul>
- * A claim that finds rows makes the task ACTIVE again. Task thread only, except {@link #wake()}.
+ * A claim that finds rows makes the task ACTIVE. Task thread only, except {@link #wake()}.
  */
 final class ClaimPacer {
     private static final Logger log = LoggerFactory.getLogger(ClaimPacer.class);
 
     /** The wake-up flag as the pacer uses it ({@link WakeupFlag} in PostgreSQL). */
     interface Flag {
-        /** Arms the flag; returns the count of its clears as the arming leaves it (0 without a count). */
-        long arm() throws SQLException;
-
-        /** Whether a writer took the flag down since the arming that returned {@code token}. */
-        boolean clearedSince(long token) throws SQLException;
-
-        /** Whether the table counts the clears (migration V4); without, a look reads the flag itself. */
-        boolean counted();
+        /** Arms the flag: writers take it down and NOTIFY. */
+        void arm() throws SQLException;
     }
 
     /** The task's LISTEN session as the pacer uses it ({@code PostgresListener}). */
@@ -49,30 +41,26 @@ final class ClaimPacer {
         default void listen(boolean on) {
         }
 
-        /** Whether a change asked for is not made yet (false while the session is down: looks cover that). */
+        /** Whether a change asked for is not made yet (false while the session is down). */
         default boolean changing() {
             return false;
         }
 
-        /** Asks the session to prove at once that it is alive (a clear came without its NOTIFY). */
+        /** Asks the session to prove at once that it is alive (a look found rows no NOTIFY told of). */
         default void checkAlive() {
         }
     }
 
-    enum State { ACTIVE, SETTLING, QUIET }
+    enum State { ACTIVE, QUIET }
 
-    /** A claim due now: the transactions to look at, whether to note those in progress, and whether it sweeps. */
-    record Claim(List<String> watch, boolean capture, boolean sweep) {
+    /** A claim due now, and whether it is the sweep's. */
+    record Claim(boolean sweep) {
     }
 
-    /** Empty claims in a row, at least, before an active task arms the flag and settles. */
+    /** Empty claims in a row, at least, before an active task goes quiet. */
     static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
-    /** How often a quiet task looks whether a writer took the flag down without its NOTIFY reaching the task. */
+    /** The longest gap between a quiet task's looks (claims) while it waits for a NOTIFY. */
     static final long LOOK_INTERVAL_MS = 250;
-    /** How long after a failed arming the task arms again (claiming, unarmed, meanwhile): a look's interval. */
-    static final long ARM_RETRY_MS = 250;
-    /** The longest a settling task waits between claims while none of the transactions it watches ends. */
-    static final long SETTLE_WAIT_MAX_MS = 250;
     /** The longest a poll() waits without looking at the clock, so that stop() ends it soon. */
     static final long MAX_WAIT_MS = 250;
     /**
@@ -82,34 +70,23 @@ final class ClaimPacer {
      * small statements, so a task does it only once it has been busy this long.
      */
     static final long DEAF_AFTER_MS = 1_000;
-    /** Covers a database clock a little ahead of the worker's when a released row falls due. */
-    static final long RETRY_CLOCK_MARGIN_MS = 100;
-    /** At most one warning this often about a flag the task cannot arm or read. */
+    /** At most one warning this often about a flag the task cannot arm. */
     private static final long WARN_EVERY_MS = 60_000;
 
     private Flag flag;
-    private final boolean listening;
-    /** While quiet, claim every {@code pollIntervalMs}: LISTEN is off, or the table's flag is one the role may not use. */
+    /** Quiet, claim every {@code pollIntervalMs}: LISTEN is off, or the table's flag is one the role may not use. */
     private boolean polling;
     private final ClaimCadence cadence;
     private final long sweepIntervalMs;
     private final long pollIntervalMs;
     private Listener listener = Listener.NONE;
-    private final TreeSet<Long> retryTimes = new TreeSet<>();
     private volatile State state = State.ACTIVE;
     private volatile boolean woken;
     private long claimAt;
     private long nextSweepAt;
-    private long lookAt = Long.MAX_VALUE;
+    /** QUIET: the gap before the next look. */
+    private long lookGapMs;
     private int emptyClaims;
-    private boolean armDue;
-    /** Not before this: an arming failed, and the task claims at its looks until one works. */
-    private long armAt = Long.MIN_VALUE;
-    private long token;
-    private boolean notifiedSinceArming;
-    private boolean capture;
-    private List<String> watch = List.of();
-    private long settleWaitMs;
     private long lastWarnAt = Long.MIN_VALUE;
     /** Since when this task is active without having been idle (MIN_VALUE: not active), and LISTEN is off. */
     private long activeSince = Long.MIN_VALUE;
@@ -122,7 +99,6 @@ final class ClaimPacer {
      *                      {@code paceMs})
      */
     ClaimPacer(long now, boolean listening, long paceMs, long maxPaceMs, long sweepIntervalMs, long pollIntervalMs) {
-        this.listening = listening;
         this.polling = !listening;
         this.cadence = new ClaimCadence(now, paceMs, maxPaceMs);
         this.sweepIntervalMs = sweepIntervalMs;
@@ -136,20 +112,14 @@ final class ClaimPacer {
     }
 
     /**
-     * The table's flag, once a pass found it (null: none, the trigger NOTIFYs on every insert), and the task's
-     * LISTEN session, which a task with the flag (or polling without it) turns off while busy, and which a task with
-     * the flag asks to prove it is alive. A flag
-     * found later (a sweep's look, after migration V2 was applied while the task ran) makes a quiet task active:
-     * its writers NOTIFY only while it is armed, and it arms after the idle time.
+     * With LISTEN on: the table's flag, once a pass found it (null: none, the trigger NOTIFYs on every insert), and
+     * the task's LISTEN session, which the task turns off while busy. A flag found later (a sweep's look, after
+     * migration V2 or a grant) is armed at the next look.
      */
-    void useFlag(long now, Flag flag, Listener listener) {
-        boolean found = this.flag == null && flag != null && listening;
-        this.flag = listening ? flag : null;
+    void useFlag(Flag flag, Listener listener) {
+        this.flag = flag;
         this.listener = listener;
-        polling = !listening;
-        if (found && state == State.QUIET) {
-            activate(now);
-        }
+        polling = false;
     }
 
     /**
@@ -163,6 +133,7 @@ final class ClaimPacer {
         this.listener = listener;
         polling = true;
         if (state == State.QUIET) {
+            lookGapMs = pollIntervalMs;
             claimAt = Math.min(claimAt, now + pollIntervalMs);
         }
     }
@@ -186,119 +157,68 @@ final class ClaimPacer {
         return state != State.ACTIVE;
     }
 
-    /** Claim at the next chance (a failed pass, rows given back, rows to stamp while not active). */
-    void request(long now) {
-        claimAt = Math.min(claimAt, now);
-    }
-
-    /** A row was released with a backoff (by this task, or one the claim reported): it is claimable from {@code at} on. */
-    void retryAt(long at) {
-        retryTimes.add(at);
+    /** Claim at {@code at} or sooner (a failed pass, rows given back, rows to stamp while not active). */
+    void request(long at) {
+        claimAt = Math.min(claimAt, at);
     }
 
     /**
-     * A row is claimable {@code delayMs} after a statement that ended at {@code now} (a release's backoff, or a delay
-     * the claim of an arming reported): claimed no earlier than {@link #RETRY_CLOCK_MARGIN_MS} after that.
-     */
-    void retryIn(long now, long delayMs) {
-        retryAt(now + RETRY_CLOCK_MARGIN_MS + delayMs);
-    }
-
-    /** Whether a row released with a backoff is still to be claimed when due: at a stop, others must learn of it. */
-    boolean retriesPending() {
-        return !retryTimes.isEmpty();
-    }
-
-    /**
-     * Before a pass: arms the flag or looks at it when due (their failures only delay the wake-up: they never
-     * fail the pass or its stamps), and says whether to claim now. Without {@code room} nothing is used up.
+     * Before a pass: whether to claim now; a quiet task's claim is a look, and arms the flag first (a failed arming
+     * only delays the wake-up: it never fails the pass or its stamps). Without {@code room} nothing is used up.
      */
     Claim next(long now, boolean room) {
-        takeWake(now);
-        if (state == State.QUIET && flag != null && now >= lookAt) {
-            look(now);
+        if (woken) {
+            woken = false; // a NOTIFY, or LISTEN in place again: an active task's next claim is due anyway
+            if (state != State.ACTIVE) {
+                activate(now);
+            }
         }
         boolean sweep = now >= nextSweepAt;
-        boolean retry = !retryTimes.isEmpty() && retryTimes.first() <= now;
-        if (!room || !(now >= claimAt || sweep || retry)) {
+        if (!room || !(now >= claimAt || sweep)) {
             return null;
-        }
-        if (armDue && now >= armAt) {
-            if (listener.changing()) {
-                armAt = now + cadence.paceMs(); // LISTEN is being turned on again: this claim goes unarmed, the arming a pace later
-            } else {
-                arm(now);
-            }
         }
         if (sweep) {
             nextSweepAt = now + sweepIntervalMs;
         }
-        retryTimes.headSet(now, true).clear();
-        return new Claim(state == State.SETTLING ? watch : List.of(), capture, sweep);
+        if (state == State.QUIET && flag != null && !listener.changing()) {
+            arm(now); // LISTEN still being turned on: this look claims unarmed, the next one arms
+        }
+        return new Claim(sweep);
     }
 
-    /** A wake() since the last pass (a NOTIFY, or LISTEN in place again): claiming is active from now on. */
-    private void takeWake(long now) {
-        if (!woken) {
-            return;
-        }
-        woken = false;
-        notifiedSinceArming = true;
-        if (state != State.ACTIVE) {
-            activate(now);
-        }
-    }
-
-    /**
-     * After a claim: {@code rows} it leased, {@code more} when rows may wait in line; {@code running}, of the
-     * transactions it was to look at, those still in progress in its snapshot; {@code inProgress} the
-     * transactions in progress in its snapshot when it was to note them (else null).
-     */
-    void claimed(long now, int rows, boolean more, List<String> running, List<String> inProgress) {
-        capture = false;
+    /** After a claim: {@code rows} it leased, {@code more} when rows may wait in line. */
+    void claimed(long now, int rows, boolean more) {
         if (more || rows > 0) {
+            if (state == State.QUIET && !polling) {
+                listener.checkAlive(); // a look found rows no NOTIFY told of: is the LISTEN session still there?
+            }
             activate(now);
             long pace = cadence.rowsFound(now, rows);
             hearLess(now);
             claimAt = more ? now : now + pace;
-            return;
-        }
-        switch (state) {
-            case ACTIVE -> {
-                emptyClaims++;
-                long pace = cadence.nothingFound(now);
-                boolean idle = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now);
-                if (idle && flag != null) {
-                    armDue = true;
-                    // arm, then claim once more, noting the transactions in progress; LISTEN first if it was off
-                    claimAt = Math.max(hearAgain() ? now + pace : now, armAt);
-                } else if (idle) {
-                    hearAgain(); // deaf only while polling: a NOTIFY (a requeue, another task's stop) wakes it before its poll
-                    quiet(now);
-                } else {
-                    claimAt = now + pace;
-                }
+        } else if (state == State.QUIET) {
+            claimAt = now + lookGapMs;
+            lookGapMs = Math.min(2 * lookGapMs, quietGapMs());
+        } else {
+            emptyClaims++;
+            long pace = cadence.nothingFound(now);
+            if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
+                quiet(now, hearAgain() ? pace : 0);
+            } else {
+                claimAt = now + pace;
             }
-            case SETTLING -> settle(now, inProgress != null ? inProgress : running, inProgress == null);
-            case QUIET -> claimAt = polling ? now + pollIntervalMs : Long.MAX_VALUE;
         }
     }
 
     /**
      * How long an idle poll() may wait for a wake-up before something falls due. Without room no claim can be
-     * due (an acknowledgement wakes the task when it makes room), only a look.
+     * due: an acknowledgement wakes the task when it makes room.
      */
     long waitMs(long now, boolean room) {
         if (woken && state != State.ACTIVE) {
             return 0;
         }
-        long until = lookAt;
-        if (room) {
-            until = Math.min(until, Math.min(claimAt, nextSweepAt));
-            if (!retryTimes.isEmpty()) {
-                until = Math.min(until, retryTimes.first());
-            }
-        }
+        long until = room ? Math.min(claimAt, nextSweepAt) : Long.MAX_VALUE;
         return Math.max(0, Math.min(MAX_WAIT_MS, until - now));
     }
 
@@ -310,23 +230,21 @@ final class ClaimPacer {
     /**
      * A claim found rows: once the task has been active for {@link #DEAF_AFTER_MS} since its first claim with rows
      * (claims that find nothing short of the idle time do not break that, only {@link #hearAgain()} does), LISTEN
-     * goes off. Only with the wake-up flag, or while polling (it turns LISTEN on again as it goes quiet): without
-     * the flag (an older table) a quiet task relies on every writer's NOTIFY, with no arming before which LISTEN
-     * could be turned on again.
+     * goes off.
      */
     private void hearLess(long now) {
         if (activeSince == Long.MIN_VALUE) {
             activeSince = now;
-        } else if (!deaf && (flag != null || polling && listening) && now - activeSince >= DEAF_AFTER_MS) {
+        } else if (!deaf && now - activeSince >= DEAF_AFTER_MS) {
             deaf = true;
             listener.listen(false);
         }
     }
 
     /**
-     * The claims found nothing for the idle time: the arming comes next, and it needs LISTEN in place.
+     * The claims found nothing for the idle time: LISTEN on again before the task waits for a NOTIFY.
      *
-     * @return whether LISTEN was off and is asked for now (the arming waits for it: no claim before a pace)
+     * @return whether LISTEN was off and is asked for now (the first look waits a pace for it)
      */
     private boolean hearAgain() {
         activeSince = Long.MIN_VALUE;
@@ -344,92 +262,48 @@ final class ClaimPacer {
         }
         state = State.ACTIVE;
         emptyClaims = 0;
-        armDue = false;
-        watch = List.of();
-        lookAt = Long.MAX_VALUE;
         claimAt = Math.min(claimAt, now);
+    }
+
+    /**
+     * The claims found nothing for the idle time. With a flag to arm, the first look comes {@code firstLookInMs}
+     * from now and the gaps double from a pace: a writer that read the flag down just before the arming sends no
+     * NOTIFY, and its row is claimed about as soon as it commits. Without, the task looks every
+     * {@link #quietGapMs()}.
+     */
+    private void quiet(long now, long firstLookInMs) {
+        state = State.QUIET;
+        boolean arming = flag != null;
+        lookGapMs = arming ? cadence.paceMs() : quietGapMs();
+        claimAt = now + (arming ? firstLookInMs : lookGapMs);
+    }
+
+    private long quietGapMs() {
+        return polling ? pollIntervalMs : LOOK_INTERVAL_MS;
     }
 
     private void arm(long now) {
         try {
-            token = flag.arm();
-        } catch (SQLException e) {
-            if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
-                refused(e, now); // this claim goes ahead unarmed, and the next ones
-                return;
-            }
-            warn("arm the table's wake-up flag", e, now);
-            armAt = now + ARM_RETRY_MS; // this claim goes ahead unarmed; the next one, and arming, a look later
-            return;
-        }
-        armDue = false;
-        notifiedSinceArming = false;
-        state = State.SETTLING;
-        capture = true;
-        settleWaitMs = cadence.paceMs();
-    }
-
-    /**
-     * A settling claim found nothing. Each time some of the watched transactions have ended the task claims
-     * again a pace later (they may have committed rows no NOTIFY tells of), the wait doubling up to
-     * {@link #SETTLE_WAIT_MAX_MS} while none ends, and once none is left it is quiet.
-     */
-    private void settle(long now, List<String> running, boolean compared) {
-        boolean ended = compared && running.size() < watch.size();
-        watch = running;
-        if (running.isEmpty()) {
-            quiet(now);
-            return;
-        }
-        settleWaitMs = ended || !compared ? cadence.paceMs() : Math.min(settleWaitMs * 2, SETTLE_WAIT_MAX_MS);
-        claimAt = now + settleWaitMs;
-    }
-
-    private void quiet(long now) {
-        state = State.QUIET;
-        watch = List.of();
-        claimAt = polling ? now + pollIntervalMs : Long.MAX_VALUE;
-        lookAt = flag == null ? Long.MAX_VALUE : now + LOOK_INTERVAL_MS;
-    }
-
-    private void look(long now) {
-        lookAt = now + LOOK_INTERVAL_MS;
-        boolean cleared;
-        try {
-            cleared = flag.clearedSince(token);
+            flag.arm();
         } catch (SQLException e) {
             if (SqlStates.is(e, SqlStates.INSUFFICIENT_PRIVILEGE)) {
                 refused(e, now);
-                activate(now); // it cannot tell: claim, then poll (a refusal says nothing of the LISTEN session)
-                return;
+            } else if (lastWarnAt == Long.MIN_VALUE || now - lastWarnAt >= WARN_EVERY_MS) {
+                lastWarnAt = now;
+                log.warn("Could not arm the table's wake-up flag ({}; SQLState {}): the task claims every {} ms"
+                    + " while quiet until it can; the rows are relayed, with up to that much delay", e.getMessage(),
+                    e.getSQLState(), LOOK_INTERVAL_MS);
             }
-            warn("look at the table's wake-up flag", e, now);
-            cleared = true; // claiming is what a look that cannot tell must do
-        }
-        if (cleared) {
-            if (!notifiedSinceArming) {
-                listener.checkAlive(); // a rollback does this too, but so does a LISTEN session that died unseen
-            }
-            activate(now);
         }
     }
 
     /**
-     * A grant revoked while the task runs: arming or looking again would be refused the same way, an ERROR in the
-     * server's log each time, so the task polls instead and its sweeps look for the grant, as at a start without it.
+     * A grant revoked while the task runs: arming again would be refused the same way, an ERROR in the server's log
+     * each time, so the task polls instead and its sweeps look for the grant, as at a start without it.
      */
     private void refused(SQLException e, long now) {
         log.warn("The role may no longer use the table's wake-up flag ({}): the task stops using it, claims every {} ms"
             + " while it finds nothing, and looks for the grant at each sweep", e.getMessage(), pollIntervalMs);
-        armDue = false;
         pollWithoutFlag(now, listener);
-    }
-
-    private void warn(String what, SQLException e, long now) {
-        if (lastWarnAt == Long.MIN_VALUE || now - lastWarnAt >= WARN_EVERY_MS) {
-            lastWarnAt = now;
-            log.warn("Could not {} ({}; SQLState {}): the task claims every {} ms instead until it can; the rows are"
-                + " relayed, with up to that much delay", what, e.getMessage(), e.getSQLState(), ARM_RETRY_MS);
-        }
     }
 }

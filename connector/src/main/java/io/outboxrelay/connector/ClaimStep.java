@@ -46,11 +46,11 @@ final class ClaimStep {
     }
 
     /** Stamps what was acknowledged, claims, and adds the records of what it claimed to {@code out}. */
-    void run(List<SourceRecord> out, long now, ClaimPacer.Claim due) throws SQLException {
+    void run(List<SourceRecord> out, long now) throws SQLException {
         int limit = sizer.next();
         boolean stamps = held.has(HeldRow.State.ACKED);
         OutboxStore.PassResult result = held.flushEvenIfNone(HeldRows.STAMPS,
-            acked -> store.pass(new OutboxStore.Pass(acked, limit, due.watch(), due.capture())));
+            acked -> store.pass(new OutboxStore.Pass(acked, limit)));
         if (stamps) {
             metrics.stamped(result.stamped(), clock.millis() - now);
         }
@@ -60,10 +60,7 @@ final class ClaimStep {
             boolean more = claim.more(limit);
             sizer.claimed(claim.full(limit), claim.retry(), more);
             metrics.claimSize(sizer.next(), limit);
-            pacer.claimed(clock.millis(), claim.rows().size(), more, result.running(), result.inProgress());
-            // rows of the share released with a backoff by an earlier incarnation or another task (docs/wakeup.md)
-            long reported = clock.millis();
-            result.retryInMs().forEach(ms -> pacer.retryIn(reported, ms));
+            pacer.claimed(clock.millis(), claim.rows().size(), more);
             if (claim.rows().isEmpty()) {
                 return;
             }

@@ -3,7 +3,6 @@ package io.outboxrelay.connector;
 import io.outboxrelay.common.DatabaseText;
 import io.outboxrelay.common.Json;
 import io.outboxrelay.common.NamedSql;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -270,8 +269,6 @@ final class JdbcOutboxStore implements OutboxStore {
                 passSql.set(ps, "max_attempts", limits.maxAttempts());
                 passSql.set(ps, "max_record_bytes", limits.maxRecordBytes());
                 passSql.set(ps, "max_claim_bytes", limits.maxClaimBytes());
-                passSql.set(ps, "watch", c.createArrayOf("text", pass.watch().toArray()));
-                passSql.set(ps, "capture", pass.capture());
                 try (ResultSet rs = ps.executeQuery()) {
                     return read(rs, asked, pass.limit());
                 }
@@ -279,15 +276,10 @@ final class JdbcOutboxStore implements OutboxStore {
         }
     }
 
-    /** Columns 1-15 are a claimed row (ClaimedRowReader), 16-20 the statement's results. */
+    /** Columns 1-15 are a claimed row (ClaimedRowReader), 16-17 the statement's results. */
     private PassResult read(ResultSet rs, int asked, int limit) throws SQLException {
         rs.next(); // always one row: the statement's results, and the first claimed row if any
         int stamped = rs.getInt(16);
-        List<String> running = strings(rs.getArray(18));
-        Array inProgress = rs.getArray(19);
-        List<String> captured = inProgress == null ? null : strings(inProgress);
-        Array retryIn = rs.getArray(20);
-        List<Long> retryInMs = retryIn == null ? List.of() : List.of((Long[]) retryIn.getArray());
         List<ClaimedRow> rows = new ArrayList<>(asked);
         int found = 0;
         long bytes = 0;
@@ -300,11 +292,7 @@ final class JdbcOutboxStore implements OutboxStore {
             } while (rs.next());
         }
         Claim claim = rows.isEmpty() ? Claim.NONE : sized(rows, found, bytes, asked, limit);
-        return new PassResult(stamped, claim, running, captured, retryInMs);
-    }
-
-    private static List<String> strings(Array array) throws SQLException {
-        return array == null ? List.of() : List.of((String[]) array.getArray());
+        return new PassResult(stamped, claim);
     }
 
     private Timestamp takeoverHorizon(Connection c) throws SQLException {

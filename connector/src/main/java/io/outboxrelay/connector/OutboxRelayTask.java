@@ -271,7 +271,7 @@ public class OutboxRelayTask extends SourceTask {
                     lookForWakeupFlagAtSweep(now);
                 }
             }
-            claims.run(out, now, claim);
+            claims.run(out, now);
         } else if (!room && held.has(HeldRow.State.ACKED) && now >= nextStampAloneAt) {
             // no claim while the window is full (a topic is down, say): the acknowledged rows are stamped alone
             nextStampAloneAt = now + pacer.paceMs();
@@ -308,7 +308,7 @@ public class OutboxRelayTask extends SourceTask {
             lookForWakeupFlag(now);
         } catch (SQLException | RuntimeException e) {
             log.warn("Could not look for the wake-up flag of outbox table {} ({}); the task looks again at its next"
-                + " sweep, and until then it waits for its writers' NOTIFYs or its sweeps as before",
+                + " sweep, and until then waits and looks as before",
                 config.connector().quotedTable(), e.getMessage());
         }
     }
@@ -316,7 +316,7 @@ public class OutboxRelayTask extends SourceTask {
     /**
      * The table's wake-up flag, at the first pass and, while the table has none, at each sweep: migration V2
      * applied while the task runs gives the table a trigger that NOTIFYs only while a task is armed, and a task
-     * that never looked again would wait for its sweeps from then on.
+     * that never looked again would find new rows only at its looks from then on.
      */
     private void lookForWakeupFlag(long now) throws SQLException {
         if (!config.connector().listenEnabled()) {
@@ -334,13 +334,6 @@ public class OutboxRelayTask extends SourceTask {
             pacer.pollWithoutFlag(now, backend.listener());
             return;
         }
-        if (flag != null && !flag.counted()) {
-            log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
-                + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql"
-                + " applies it): until then a clear whose NOTIFY is lost can wait for the sweep, and a full NOTIFY"
-                + " queue fails inserts that find the flag armed (docs/wakeup.md, \"Older tables\")",
-                config.connector().quotedTable());
-        }
         if (flag != null && pacer.polling()) {
             log.info("The role may use the wake-up flag of outbox table {} now: the task arms it when its claims find"
                 + " nothing, and waits for a NOTIFY instead of polling", config.connector().quotedTable());
@@ -348,7 +341,7 @@ public class OutboxRelayTask extends SourceTask {
             log.info("Outbox table {} has a wake-up flag now (migration V2 applied while the task ran): the task arms"
                 + " it when its claims find nothing", config.connector().quotedTable());
         }
-        pacer.useFlag(now, flag, backend.listener());
+        pacer.useFlag(flag, backend.listener());
     }
 
     private boolean hasRoom() {

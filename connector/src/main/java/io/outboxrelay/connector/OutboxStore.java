@@ -18,19 +18,18 @@ interface OutboxStore {
      * A task's pass in one statement: leased -> fanned out for the acknowledged rows (with the receipt NOTIFY in
      * the same transaction), then pending -> leased for the rows first in line, up to the pass's limit (a row
      * attempted before comes alone when it is first in line and otherwise ends the batch; rows an earlier
-     * incarnation of this task leased before this one started are in line too), and what the wake-up asked
-     * about the transactions in progress, as the claim's snapshot saw them. Everything commits together.
+     * incarnation of this task leased before this one started are in line too). Everything commits together.
      */
     PassResult pass(Pass pass) throws SQLException;
 
     /** A claim alone. */
     default Claim claim(int limit) throws SQLException {
-        return pass(new Pass(List.of(), limit, List.of(), false)).claim();
+        return pass(new Pass(List.of(), limit)).claim();
     }
 
     /** A stamp alone; returns how many rows it stamped. */
     default int stamp(List<Stamp> rows) throws SQLException {
-        return pass(new Pass(rows, 0, List.of(), false)).stamped();
+        return pass(new Pass(rows, 0)).stamped();
     }
 
     /** leased -> pending: the lease cleared, the attempt returned or not, the next claim delayed or not. */
@@ -89,19 +88,12 @@ interface OutboxStore {
     /** The table's wake-up flag, or null when the table has none (an older outbox.sql: a NOTIFY per insert). */
     ClaimPacer.Flag wakeupFlag() throws SQLException;
 
-    /**
-     * What a pass writes and asks: the acknowledged rows to stamp, how many rows to claim (0: none), the
-     * transactions to look at ({@code watch}, xids as text) and whether to note those in progress now.
-     */
-    record Pass(List<Stamp> stamps, int limit, List<String> watch, boolean capture) {
+    /** What a pass writes and asks: the acknowledged rows to stamp, and how many rows to claim (0: none). */
+    record Pass(List<Stamp> stamps, int limit) {
     }
 
-    /**
-     * What a pass did: rows stamped, the claim, of the watched transactions those still in progress, the
-     * transactions in progress (null unless the pass asked to note them), and, when it did, in how many ms the rows
-     * of the task's share released with a backoff fall due (the soonest first).
-     */
-    record PassResult(int stamped, Claim claim, List<String> running, List<String> inProgress, List<Long> retryInMs) {
+    /** What a pass did: rows stamped, and the claim. */
+    record PassResult(int stamped, Claim claim) {
     }
 
     /**

@@ -64,9 +64,6 @@ final class RowWrites {
             return r;
         });
         if (releases != null) {
-            // the database's next_attempt_at was set during the statement: look no earlier than after it
-            long releasedAt = clock.millis();
-            releases.forEach(r -> pacer.retryIn(releasedAt, r.delayMs()));
             metrics.failed(releases.size());
         }
     }
@@ -190,19 +187,20 @@ final class RowWrites {
 
     /**
      * The last step of a stop: the other tasks of the table are woken when this one leaves rows to them: rows it
-     * gave back or kept leased for its next incarnation, rows released with a backoff it has not claimed again yet (it held their times: a task learns them
-     * as it arms, docs/wakeup.md), or, with outbox.ordering=strict, any row it stamped (it may head a subject whose
-     * next row another incarnation could not claim before).
+     * gave back or kept leased for its next incarnation, or, with outbox.ordering=strict, any row it stamped (it may
+     * head a subject whose next row another incarnation could not claim before). A quiet task's looks would claim
+     * them within {@link ClaimPacer#LOOK_INTERVAL_MS}; the NOTIFY saves that wait.
      */
     private void wakeAtStop(boolean gaveBack) {
-        if (!(gaveBack || pacer.retriesPending() || order.strict()) || wakeChannel == null) {
+        if (!(gaveBack || order.strict()) || wakeChannel == null) {
             return;
         }
         try {
             store.wake(wakeChannel);
         } catch (SQLException e) {
-            log.warn("Could not wake the other tasks of the table at stop ({}); the rows it left are claimed at a"
-                + " task's next look if the flag went down, at the next sweep at the latest", e.getMessage());
+            log.warn("Could not wake the other tasks of the table at stop ({}); the rows it left are claimed at the"
+                + " next look of the task whose share they are in (a quiet task claims every {} ms, every"
+                + " outbox.poll.interval.ms while it polls)", e.getMessage(), ClaimPacer.LOOK_INTERVAL_MS);
         }
     }
 

@@ -3,7 +3,6 @@ package io.outboxrelay.connector;
 import io.outboxrelay.common.NamedSql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -22,7 +21,7 @@ final class WakeupFlag implements ClaimPacer.Flag {
     private final DataSource dataSource;
     private final String flag;
     private final String clears;
-    /** False on a table without migration V4: a look then reads the flag itself. */
+    /** False on a table without migration V4: the arming sets the flag alone. */
     private final boolean counted;
 
     private WakeupFlag(DataSource dataSource, String flag, String clears, boolean counted) {
@@ -55,56 +54,34 @@ final class WakeupFlag implements ClaimPacer.Flag {
             throw new NotPermitted(missing);
         }
         if (objects.hasCount() && !objects.mayAddToCount()) {
-            log.info("Role {} may read but not update {} (the outbox predates migration V9): a wake-up flag that a"
-                + " writer took down without counting it (a cancelled insert) and another task armed again leaves rows"
-                + " of this task's share to the sweep; GRANT SELECT, UPDATE ON SEQUENCE {} TO outbox_relay"
-                + " (schemas/sql/outbox.sql does) closes that, no restart needed", objects.role(), objects.clears(),
+            log.info("Role {} may read but not update {} (the outbox predates migration V9): its armings count no"
+                + " clear they find, which only relay tasks of earlier versions read; GRANT SELECT, UPDATE ON SEQUENCE"
+                + " {} TO outbox_relay (schemas/sql/outbox.sql does)", objects.role(), objects.clears(),
                 objects.clears());
+        }
+        if (objects.hasFlag() && !objects.hasCount()) {
+            log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
+                + " schemas/migrations/flyway/V4__outbox_wakeup_clears.sql; re-running schemas/sql/outbox.sql applies"
+                + " it): until then its trigger NOTIFYs even into a full NOTIFY queue, which fails the inserts that"
+                + " find the flag armed (docs/wakeup.md, \"Older tables\")", table);
         }
         return objects.hasFlag() ? new WakeupFlag(dataSource, objects.flag(), objects.clears(), objects.hasCount())
             : null;
     }
 
     /**
-     * A task arms the flag: the count of its clears as the flag goes up (a flag found down counted as a clear first
-     * where the role may, migration V9), 0 on a table without the count.
+     * A task arms the flag (a flag found down counted as a clear first where the role may, migration V9: tasks of
+     * versions that read the count see it move).
      */
     @Override
-    public long arm() throws SQLException {
-        return query(counted ? "ArmFlag" : "ArmFlagWithoutCount", rs -> rs.getLong(1));
-    }
-
-    /** Whether a writer took the flag down since the arming that returned {@code token}. */
-    @Override
-    public boolean clearedSince(long token) throws SQLException {
-        if (!counted) {
-            return query("FlagCleared", rs -> rs.getBoolean(1));
-        }
-        return query("CountClears", rs -> rs.getLong(1) != token || rs.getBoolean(2));
-    }
-
-    @Override
-    public boolean counted() {
-        return counted;
-    }
-
-    private interface Read<T> {
-        T from(ResultSet rs) throws SQLException;
-    }
-
-    private <T> T query(String statement, Read<T> read) throws SQLException {
-        NamedSql.Bindable sql = SQL.bindable(statement, "");
+    public void arm() throws SQLException {
+        NamedSql.Bindable sql = SQL.bindable(counted ? "ArmFlag" : "ArmFlagWithoutCount", "");
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.sql())) {
-            if (sql.names().contains("flag")) {
-                sql.set(ps, "flag", flag);
-            }
-            if (sql.names().contains("clears")) {
+            sql.set(ps, "flag", flag);
+            if (counted) {
                 sql.set(ps, "clears", clears);
             }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return read.from(rs);
-            }
+            ps.executeQuery().close();
         }
     }
 }

@@ -26,8 +26,8 @@
 SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off;
 
 -- name: ClaimRows
--- One round trip of a relay task (docs/wakeup.md): stamps the rows it holds that were acknowledged, claims
--- the rows first in line, and tells what the wake-up needs to know, all in one statement and one snapshot.
+-- One round trip of a relay task (docs/wakeup.md): stamps the rows it holds that were acknowledged and claims
+-- the rows first in line, in one statement and one snapshot.
 --
 -- The stamp: :stamp_seqs[i] (ascending) is stamped with :stamp_fanouts[i], guarded by fanned_out_at IS NULL, and the
 -- write receipts go out in the same transaction: :receipts are the rows' event ids joined by commas in chunks
@@ -57,23 +57,13 @@ SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_b
 -- :max_record_bytes (its record would be larger still), comes back without type, subject, payload and
 -- headers: the task poisons it without reading what may be megabytes.
 --
--- The wake-up: of the transactions :watch, those still in progress in this statement's snapshot (the one
--- the claim read: a watched writer that is not in progress any more has committed rows this claim saw, or
--- none); and with :capture, every transaction that may be in progress in that snapshot: those it lists, and
--- those with an id from its xmax up to one this statement takes now (a snapshot lists no transaction at or
--- above its xmax, and the newest writers may be there when nothing later has ended yet), and in how many ms the
--- rows of the task's share released with a backoff fall due (among its first 10,000 rows in line, the 1,000 soonest
--- times): the task claims then even while quiet. Its own releases it times itself, but not those of an earlier
--- incarnation or of another task that held the share, whose times went with them; the task's claims take such a row
--- once due while rows keep coming, and this tells a task about to wait for a NOTIFY.
---
 -- h is MATERIALIZED: inlined, as PostgreSQL does with a CTE read once, its aggregate over c was computed again for
 -- every row of c (a claim of 2,000 rows: 0.77 s, 19 ms materialized). u reaches the rows of p by their seqs alone and
 -- claimed joins the two afterwards: an update joined to p as well let a partitioned table's plan look up every seq
 -- of p in every partition once per row of p (a claim of 2,000 rows read some 560,000 buffers, now 10,000).
 --
--- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent,
--- watch, in progress, retry times: 16-20); with nothing claimed there is one row, its claimed columns null.
+-- Each row is one claimed row (columns 1-15) with the statement's results after it (stamped, receipts sent:
+-- 16-17); with nothing claimed there is one row, its claimed columns null.
 -- The stamp clears poisoned_at: a row another claimer poisoned while this task's records of it waited for their
 -- acknowledgement (this task's lease ran out) was delivered all the same, and is fanned out, not poisoned (its
 -- last_error keeps the reason).
@@ -140,29 +130,11 @@ claimed AS (
                     FROM (SELECT u.id::text AS id, CASE WHEN r.read THEN u.type::text END AS type,
                                  CASE WHEN r.read THEN u.subject::text END AS subject,
                                  CASE WHEN r.read THEN p.payload END AS payload,
-                                 CASE WHEN r.read THEN p.headers END AS headers, u.last_error) v) t),
-w AS (
-  SELECT ARRAY(SELECT x FROM unnest(:watch::text[]) x
-                WHERE NOT pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) AS running,
-         CASE WHEN :capture::boolean
-              THEN ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x
-                         UNION ALL
-                         SELECT g::text FROM generate_series(pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
-                                                             pg_current_xact_id()::text::bigint - 1) g) END AS in_progress,
-         CASE WHEN :capture::boolean
-              THEN ARRAY(SELECT DISTINCT ceil(EXTRACT(EPOCH FROM q.next_attempt_at - now()) * 1000)::bigint
-                           FROM (SELECT r.next_attempt_at FROM {table} r
-                                  WHERE r.fanned_out_at IS NULL AND r.poisoned_at IS NULL
-                                    AND hashtext(r.{col.subject}::text)::bigint + 2147483648
-                                        BETWEEN :share_low::bigint AND :share_high::bigint
-                                  ORDER BY r.seq LIMIT 10000) q
-                          -- isfinite: a row parked until infinity by hand has no time to be claimed at
-                          WHERE q.next_attempt_at > now() AND isfinite(q.next_attempt_at)
-                          ORDER BY 1 LIMIT 1000) END AS retry_in)
+                                 CASE WHEN r.read THEN p.headers END AS headers, u.last_error) v) t)
 SELECT k.seq, k.id, k.type, k.subject, k.payload, k.occurred_at, k.attempts, k.last_error, k.headers,
        k.lease_expired, k.taken_over, k.found, k.bytes, k.read, k.raw,
-       st.stamped, rc.sent, w.running, w.in_progress, w.retry_in
-  FROM st CROSS JOIN rc CROSS JOIN w LEFT JOIN claimed k ON true
+       st.stamped, rc.sent
+  FROM st CROSS JOIN rc LEFT JOIN claimed k ON true
  ORDER BY k.seq;
 
 -- name: StrictOrderProbe
@@ -269,15 +241,13 @@ UPDATE {table}
  WHERE seq = ANY(:seqs::bigint[]) AND lease_owner = :owner AND fanned_out_at IS NULL;
 
 -- name: WakeTasks
--- At a stop that leaves rows to the other tasks: leases given back, retry times it kept that have not come yet, or,
--- with outbox.ordering=strict, any stamp (a later row of its subject may wait behind it). Every task of the table
--- claims at once, as after a writer's clear, instead of leaving those rows to the sweep (a restarted incarnation
--- may have started before this one stopped). The NOTIFY wakes the tasks listening; the flag taken down with the
--- clear counted wakes, at its next look, a task whose NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead
--- unseen), which a NOTIFY alone never did. :flag and :clears are the quoted names of the table's flag and count,
--- bound as text. Both or neither: where the table has no count, or the role may not add to it (before migration
--- V9), the NOTIFY goes alone, since a flag taken down without a count is hidden from a waiting task by the next
--- arming.
+-- At a stop that leaves rows to the other tasks: leases given back or kept, or, with outbox.ordering=strict, any
+-- stamp (a later row of its subject may wait behind it). Every task of the table claims at once, as after a writer's
+-- clear, instead of at its next look (a restarted incarnation may have started before this one stopped). The NOTIFY
+-- wakes the tasks listening; the flag taken down with the clear counted wakes, at their next look, the tasks of
+-- earlier versions whose NOTIFY is lost (they read the count). :flag and :clears are the quoted names of the table's
+-- flag and count, bound as text. Both or neither: where the table has no count, or the role may not add to it
+-- (before migration V9), the NOTIFY goes alone.
 SELECT pg_notify(:channel, ''),
        CASE WHEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE')
                  AND has_sequence_privilege(to_regclass(:flag), 'UPDATE')

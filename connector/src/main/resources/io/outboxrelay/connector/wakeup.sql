@@ -20,14 +20,11 @@ SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
 
 -- name: ArmFlag
 -- Sets the flag and returns the count of its clears as it is before the flag goes up: the CTE is read once,
--- first, and the setval depends on it, so a writer that takes the flag down after the arming moves the count
--- past the value returned. A flag found down was taken down since the last arming (or never set), and where
--- the role may (migration V9) the arming counts that clear itself: a writer cancelled between taking the flag
--- down and counting the clear left it uncounted, and once the flag is up again only a moved count tells the
--- other waiting tasks (docs/wakeup.md, "A clear that was never counted"). A writer counts its clear before
--- its transaction ends, so a task that waits since before it is woken by that count already; the arming's own
--- count wakes only an arming that raced it, once. Without the grant (or once it is revoked) the arming counts
--- nothing, as before V9.
+-- first, and the setval depends on it. A flag found down was taken down since the last arming (or never set),
+-- and where the role may (migration V9) the arming counts that clear itself. This version reads neither the
+-- count nor what the arming returns (its quiet tasks claim at every look, docs/wakeup.md); the count is kept for
+-- the tasks of earlier versions during a rolling upgrade, which wait until it moves. Without the grant (or once
+-- it is revoked) the arming counts nothing, as before V9.
 WITH before AS MATERIALIZED (
   SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1
                    AND has_sequence_privilege(:clears::regclass, 'UPDATE, USAGE')
@@ -38,15 +35,3 @@ SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
 -- name: ArmFlagWithoutCount
 -- A table without migration V4: the flag alone.
 SELECT 0::bigint, setval(:flag::regclass, 1, true);
-
--- name: CountClears
--- How often a writer has taken the flag down so far, and whether it is down now: a writer interrupted
--- between its two sequence calls (a statement timeout, a cancel) takes the flag down without counting it,
--- and a quiet task's flag is down only when a writer took it down (until a task arms it again: ArmFlag
--- counts that clear then).
-SELECT COALESCE(pg_sequence_last_value(:clears::regclass), 0),
-       pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1;
-
--- name: FlagCleared
--- A table without migration V4: whether the flag is down (a writer cleared it, or no task armed it since).
-SELECT pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1;

@@ -59,7 +59,7 @@ class ClaimPacerTest {
 
     private ClaimPacer listening(long maxPace) {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, maxPace, SWEEP, POLL);
-        pacer.useFlag(now, flag, ears);
+        pacer.useFlag(flag, ears);
         return pacer;
     }
 
@@ -75,11 +75,11 @@ class ClaimPacerTest {
         return wait;
     }
 
-    /** The claim due now, told that it found {@code rows}, with nothing watched still running. */
+    /** The claim due now, told that it found {@code rows}. */
     private ClaimPacer.Claim claim(ClaimPacer pacer, int rows) {
         ClaimPacer.Claim claim = pacer.next(now, true);
         assertThat(claim).as("a claim is due at %d", now).isNotNull();
-        pacer.claimed(now, rows, false, List.of(), claim.capture() ? List.of() : null);
+        pacer.claimed(now, rows, false);
         return claim;
     }
 
@@ -94,17 +94,26 @@ class ClaimPacerTest {
         return pacer;
     }
 
-    /** From the start (ACTIVE) to QUIET: two empty claims, the arming, the claim that notes the writers. */
+    /** From the start (ACTIVE) to QUIET: two empty claims, then the first look, which arms and claims at once. */
     private ClaimPacer quiet() {
         return quiet(listening());
     }
 
     private ClaimPacer quiet(ClaimPacer active) {
         ClaimPacer pacer = twoEmptyClaims(active);
-        ClaimPacer.Claim afterArming = claim(pacer, 0);
-        assertThat(afterArming.capture()).isTrue();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        int armed = flag.arms;
+        claim(pacer, 0);
+        assertThat(flag.arms).as("the first look arms").isEqualTo(armed + 1);
         return pacer;
+    }
+
+    /** The looks of a quiet task until the gaps between them reach {@link ClaimPacer#LOOK_INTERVAL_MS}. */
+    private void looksUntilTheLongestGap(ClaimPacer pacer) {
+        for (long gap = pacer.waitMs(now, true); gap < ClaimPacer.LOOK_INTERVAL_MS; gap = pacer.waitMs(now, true)) {
+            now += gap;
+            claim(pacer, 0);
+        }
     }
 
     @Test
@@ -174,7 +183,7 @@ class ClaimPacerTest {
     void aClaimThatLeftRowsInLineClaimsAgainAtOnce() {
         ClaimPacer pacer = listening();
         ClaimPacer.Claim first = pacer.next(now, true);
-        pacer.claimed(now, 200, true, List.of(), null);
+        pacer.claimed(now, 200, true);
         assertThat(first).isNotNull();
         assertThat(pacer.next(now, true)).isNotNull();
     }
@@ -189,31 +198,31 @@ class ClaimPacerTest {
     }
 
     @Test
-    void emptyClaimsArmTheFlagOnlyAfterTheIdleTimeAndTheNextClaimNotesTheWritersInProgress() {
+    void emptyClaimsGoQuietOnlyAfterTheIdleTimeAndTheFirstLookArmsAndClaimsAtOnce() {
         ClaimPacer pacer = listening();
         claim(pacer, 3);
         for (long idle = PACE; idle < ClaimCadence.IDLE_BEFORE_ARMING_MS; idle += PACE) {
             now += PACE;
             claim(pacer, 0);
-            assertThat(flag.arms).as("a gap of %d ms between rows is not idle yet", idle).isZero();
+            assertThat(pacer.state()).as("a gap of %d ms between rows is not idle yet", idle)
+                .isEqualTo(ClaimPacer.State.ACTIVE);
         }
         now += PACE;
         claim(pacer, 0);
-        ClaimPacer.Claim next = pacer.next(now, true);
-        assertThat(flag.arms).as("armed before the claim, at once").isOne();
-        assertThat(next.capture()).isTrue();
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(flag.arms).isZero();
+        assertThat(pacer.next(now, true)).as("the first look: at once").isNotNull();
+        assertThat(flag.arms).as("armed before its claim").isOne();
     }
 
     /**
      * Without room (the in-flight window is full: a topic is down, say) nothing can be claimed, so a due sweep
-     * or released row must not make the wait zero: the task would spin through Connect's poll loop.
+     * must not make the wait zero: the task would spin through Connect's poll loop.
      */
     @Test
-    void withoutRoomADueSweepOrRetryDoesNotMakeTheTaskSpin() {
+    void withoutRoomADueSweepDoesNotMakeTheTaskSpin() {
         ClaimPacer pacer = listening();
         claim(pacer, 3);
-        pacer.retryAt(now + 1);
         now += SWEEP;
         assertThat(pacer.next(now, false)).isNull();
         assertThat(pacer.waitMs(now, false)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
@@ -221,177 +230,119 @@ class ClaimPacerTest {
     }
 
     /**
-     * A writer that read the flag down before the arming is in progress in the snapshot of the claim after
-     * it: the task claims each time some of those end (soon), backs off while none does, and is quiet only
-     * once none is left. Its claims carry the watch; the store answers with what still runs.
+     * A writer that read the flag down just before the arming sends no NOTIFY: the looks after the arming come a
+     * pace apart and double up to LOOK_INTERVAL_MS, so its row is claimed about as soon as it commits; from then on
+     * a quiet task looks every LOOK_INTERVAL_MS for as long as it is quiet, each look an arming and a claim. That one
+     * rule also claims what a rolled-back clear, a lost NOTIFY, a dead LISTEN session or a backoff's end leaves.
      */
     @Test
-    void settlingClaimsWhenAWatchedWriterEndsAndIsQuietOnceNoneIsLeft() {
-        ClaimPacer pacer = twoEmptyClaims(listening());
-        ClaimPacer.Claim afterArming = pacer.next(now, true);
-        pacer.claimed(now, 0, false, List.of(), List.of("100", "101"));
-        assertThat(afterArming.capture()).isTrue();
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.SETTLING);
-
-        now += PACE;
-        ClaimPacer.Claim watching = pacer.next(now, true);
-        assertThat(watching.watch()).containsExactly("100", "101");
-        pacer.claimed(now, 0, false, List.of("100", "101"), null); // none ended: back off
-        assertThat(pacer.next(now + PACE, true)).isNull();
-        now += 2 * PACE; // the doubled wait
-        assertThat(pacer.next(now, true)).isNotNull();
-        pacer.claimed(now, 0, false, List.of("101"), null); // 100 ended
-        now += PACE; // one ended: soon again
-        assertThat(pacer.next(now, true).watch()).containsExactly("101");
-        pacer.claimed(now, 0, false, List.of(), null);
+    void aQuietTaskLooksAPaceAfterTheArmingThenEverDoublingUpToTheLookIntervalAndForever() {
+        ClaimPacer pacer = quiet();
+        List<Long> gaps = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            long gap = pacer.waitMs(now, true);
+            assertThat(pacer.next(now + gap - 1, true)).as("no claim before the gap it said").isNull();
+            gaps.add(gap);
+            now += gap;
+            claim(pacer, 0);
+        }
+        assertThat(gaps).containsExactly(PACE, 2 * PACE, 4 * PACE, 8 * PACE, 16 * PACE, ClaimPacer.LOOK_INTERVAL_MS,
+            ClaimPacer.LOOK_INTERVAL_MS, ClaimPacer.LOOK_INTERVAL_MS, ClaimPacer.LOOK_INTERVAL_MS,
+            ClaimPacer.LOOK_INTERVAL_MS, ClaimPacer.LOOK_INTERVAL_MS, ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(flag.arms).as("every look arms: a clear rolled back since is undone").isEqualTo(1 + 12);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS, true)).as("quiet: nothing due").isNull();
     }
 
+    /**
+     * Rows that a look finds came without a NOTIFY: the task is active again, and asks its LISTEN session to prove
+     * it is alive (a dead one would leave every row to the looks). The control: rows a NOTIFY announced check
+     * nothing.
+     */
     @Test
-    void aSettlingClaimThatFindsRowsMakesTheTaskActiveAgain() {
-        ClaimPacer pacer = twoEmptyClaims(listening());
-        pacer.next(now, true);
-        pacer.claimed(now, 0, false, List.of(), List.of("7"));
-        now += PACE;
-        pacer.next(now, true);
-        pacer.claimed(now, 1, false, List.of(), null);
+    void aLookThatFindsRowsMakesTheTaskActiveAndChecksTheListener() {
+        ClaimPacer pacer = quiet();
+        looksUntilTheLongestGap(pacer);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 2);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
-        now += PACE;
-        assertThat(pacer.next(now, true).watch()).as("the watch went with the arming").isEmpty();
+        assertThat(listenerChecks).isOne();
+
+        ClaimPacer notified = quiet(listening());
+        notified.wake();
+        claim(notified, 2);
+        assertThat(listenerChecks).as("the control: a NOTIFY told of them").isOne();
     }
 
     @Test
     void aNotifyWakesAQuietTaskAndItClaimsAtOnce() {
         ClaimPacer pacer = quiet();
-        now += 5_000;
+        looksUntilTheLongestGap(pacer);
+        now += 100;
         assertThat(pacer.wake()).as("wake the task thread").isTrue();
         assertThat(pacer.waitMs(now, true)).isZero();
         assertThat(pacer.next(now, true)).isNotNull();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
     }
 
+    /** An arming that fails (not for privilege) delays only the NOTIFYs: the looks claim all the same, said once. */
     @Test
-    void aQuietTaskLooksEveryLookIntervalAndClaimsNothingWhileNoWriterClearedTheFlag() {
-        ClaimPacer pacer = quiet();
-        for (int i = 1; i <= 10; i++) {
-            now += ClaimPacer.LOOK_INTERVAL_MS;
-            assertThat(pacer.next(now, true)).isNull();
-            assertThat(flag.looks).isEqualTo(i);
-        }
-    }
-
-    /**
-     * A writer took the flag down and rolled back (or its NOTIFY found the queue too full, or the LISTEN
-     * session died unseen), and another task armed the flag again since: the look compares counts, not the
-     * flag, so it claims; and since no NOTIFY came, it asks the listener to prove itself alive.
-     */
-    @Test
-    void aLookThatSeesTheCountMoveClaimsWhateverTheFlagReadsAndChecksTheListener() {
-        ClaimPacer pacer = quiet();
-        flag.writerClears();
-        flag.armed = true; // another task's arming
-        now += ClaimPacer.LOOK_INTERVAL_MS;
-        assertThat(pacer.next(now, true)).isNotNull();
-        assertThat(listenerChecks).isOne();
-    }
-
-    @Test
-    void aClearWhoseNotifyArrivedDoesNotCheckTheListener() {
-        ClaimPacer pacer = quiet();
-        flag.writerClears();
-        pacer.wake();
-        assertThat(pacer.next(now, true)).isNotNull();
-        assertThat(listenerChecks).isZero();
-    }
-
-    @Test
-    void aFailingArmingClaimsAtEachLookUntilItWorksAndNeverFailsThePass() {
-        ClaimPacer pacer = listening();
+    void aFailingArmingStillClaimsAtEveryLookAndNeverFailsThePass() {
+        ClaimPacer pacer = twoEmptyClaims(listening());
         flag.armFailure = new SQLException("canceling statement due to statement timeout", "57014");
-        twoEmptyClaims(pacer);
-        ClaimPacer.Claim unarmed = claim(pacer, 0);
-        assertThat(unarmed.capture()).isFalse();
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.ACTIVE);
-        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("not hammering it").isNull();
-        now += ClaimPacer.LOOK_INTERVAL_MS;
+        try (LogCapture logs = LogCapture.start()) {
+            claim(pacer, 0);
+            looksUntilTheLongestGap(pacer);
+            assertThat(flag.armAttempts).as("tried at every look").isGreaterThan(5);
+            assertThat(flag.arms).isZero();
+            assertThat(logs.lines("WARN")).singleElement().asString().contains("Could not arm");
+        }
         flag.armFailure = null;
-        assertThat(pacer.next(now, true).capture()).isTrue();
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0);
         assertThat(flag.arms).isOne();
     }
 
     /**
      * A grant revoked while the task runs: an arming refused for privilege would be refused at every look, each an
      * ERROR in the server's log, so the task stops arming and polls while quiet, as a task that started without the
-     * grant (the control: any other arming failure is retried a look later, the test above).
+     * grant (the control: any other arming failure is retried at the next look, the test above).
      */
     @Test
     void anArmingRefusedForPrivilegeStopsArmingAndPollsWhileQuiet() {
-        ClaimPacer pacer = listening();
+        ClaimPacer pacer = twoEmptyClaims(listening());
         flag.armFailure = new SQLException("permission denied for sequence events_wakeup", "42501");
-        twoEmptyClaims(pacer);
-        assertThat(claim(pacer, 0).capture()).as("the claim goes ahead unarmed").isFalse();
-        assertThat(pacer.hasFlag()).as("so that the sweeps look for the grant").isFalse();
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        for (int i = 0; i < 3; i++) {
-            assertThat(pacer.next(now + POLL - 1, true)).as("no arming or claim at the looks").isNull();
-            now += POLL;
-            claim(pacer, 0);
-        }
-        assertThat(flag.armAttempts).as("tried once, not at every look").isOne();
-        flag.armFailure = null;
-        pacer.useFlag(now, flag, ears); // a sweep found the grant back
-        quiet(pacer);
-        assertThat(flag.arms).isOne();
-    }
-
-    /**
-     * The grant revoked while the task is quiet and armed: its look is refused first. A look refused for privilege
-     * would be refused at every look after it, so the task claims, stops using the flag and polls while quiet, and
-     * says so once (it said "until it can" and then, at the arming, the same again; found by review).
-     */
-    @Test
-    void aLookRefusedForPrivilegeClaimsThenPollsWithoutTheFlagSaidOnce() {
-        ClaimPacer pacer = quiet();
-        int armed = flag.armAttempts;
-        flag.lookFailure = new SQLException("permission denied for function events_wakeup_cleared", "42501");
         try (LogCapture logs = LogCapture.start()) {
-            now += ClaimPacer.LOOK_INTERVAL_MS;
-            assertThat(claim(pacer, 0).capture()).as("a look that cannot tell claims").isFalse();
+            claim(pacer, 0); // the first look: refused, its claim goes ahead
             assertThat(pacer.hasFlag()).as("so that the sweeps look for the grant").isFalse();
             assertThat(pacer.polling()).isTrue();
-            now += ClaimCadence.IDLE_BEFORE_ARMING_MS;
-            claim(pacer, 0);
-            assertThat(pacer.state()).as("quiet at the idle time, unarmed").isEqualTo(ClaimPacer.State.QUIET);
             for (int i = 0; i < 3; i++) {
-                assertThat(pacer.next(now + POLL - 1, true)).as("no look or claim between the polls").isNull();
+                assertThat(pacer.next(now + POLL - 1, true)).as("no look between the polls").isNull();
                 now += POLL;
                 claim(pacer, 0);
             }
             assertThat(logs.lines("WARN")).singleElement().asString()
                 .contains("may no longer use the table's wake-up flag");
         }
-        assertThat(flag.looks).as("looked once").isOne();
-        assertThat(flag.armAttempts).as("and never armed again").isEqualTo(armed);
+        assertThat(flag.armAttempts).as("tried once, not at every look").isOne();
+        flag.armFailure = null;
+        pacer.useFlag(flag, ears); // a sweep found the grant back
+        now += POLL;
+        claim(pacer, 0);
+        assertThat(flag.arms).as("the next look arms").isOne();
+        assertThat(pacer.waitMs(now, true)).as("and looks come LOOK_INTERVAL_MS apart again")
+            .isLessThanOrEqualTo(POLL);
     }
 
     @Test
-    void aFailingLookClaims() {
+    void theSweepClaimsWhateverTheState() {
         ClaimPacer pacer = quiet();
-        flag.lookFailure = new SQLException("statement timeout", "57014");
-        now += ClaimPacer.LOOK_INTERVAL_MS;
-        assertThat(pacer.next(now, true)).isNotNull();
-    }
-
-    @Test
-    void theSweepAndReleasedRowsClaimWhateverTheState() {
-        ClaimPacer pacer = quiet();
-        pacer.retryAt(now + 2_000);
-        now += 2_000;
-        assertThat(pacer.next(now, true)).isNotNull();
-        pacer.claimed(now, 0, false, List.of(), null);
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        now += SWEEP;
+        looksUntilTheLongestGap(pacer);
+        long sweepAt = 1_000 + SWEEP;
+        while (now + pacer.waitMs(now, true) < sweepAt) {
+            now += pacer.waitMs(now, true);
+            assertThat(claim(pacer, 0).sweep()).isFalse();
+        }
+        now = sweepAt;
         assertThat(pacer.next(now, true).sweep()).isTrue();
     }
 
@@ -406,19 +357,19 @@ class ClaimPacerTest {
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
         ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(now, flag, ears);
         twoEmptyClaims(pacer);
-        assertThat(flag.arms).as("nobody listens: no arming").isZero();
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(pacer.next(now + POLL - 1, true)).isNull();
-        now += POLL;
-        assertThat(pacer.next(now, true)).isNotNull();
+        for (int i = 0; i < 3; i++) {
+            assertThat(pacer.next(now + POLL - 1, true)).isNull();
+            now += POLL;
+            claim(pacer, 0);
+        }
+        assertThat(flag.armAttempts).as("nobody listens: no arming").isZero();
     }
 
     /**
      * A role with the table's grants alone may not set the flag: its writers never NOTIFY for this task, so it polls
-     * while quiet, never arms, and once a sweep finds the grant in place it arms and waits for NOTIFYs. The control is
-     * the table without the flag above: there a quiet task claims nothing before a NOTIFY.
+     * while quiet, never arms, and once a sweep finds the grant in place its next look arms.
      */
     @Test
     void aTaskWhoseRoleMayNotUseTheFlagPollsWhileQuietUntilItMay() {
@@ -426,31 +377,24 @@ class ClaimPacerTest {
         pacer.pollWithoutFlag(now, ears);
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(flag.arms).as("no arming it may not do").isZero();
-        assertThat(pacer.next(now + POLL - 1, true)).isNull();
+        for (int i = 0; i < 2; i++) {
+            assertThat(pacer.next(now + POLL - 1, true)).isNull();
+            now += POLL;
+            claim(pacer, 0);
+        }
+        assertThat(flag.armAttempts).as("no arming it may not do").isZero();
+
+        pacer.useFlag(flag, ears); // a sweep's look: the grant is in
         now += POLL;
         claim(pacer, 0);
-        now += POLL;
-        assertThat(pacer.next(now, true)).as("every poll interval").isNotNull();
-        pacer.claimed(now, 0, false, List.of(), null);
-
-        pacer.useFlag(now, flag, ears); // a sweep's look: the grant is in
-        assertThat(pacer.state()).as("a quiet task found the flag: active, to arm at its idle time")
-            .isEqualTo(ClaimPacer.State.ACTIVE);
-        quiet(pacer);
-        assertThat(flag.arms).isEqualTo(1);
-        for (int i = 1; i <= 8; i++) { // two poll intervals: armed, it looks, and claims nothing without a clear
-            now += ClaimPacer.LOOK_INTERVAL_MS;
-            assertThat(pacer.next(now, true)).isNull();
-        }
-        assertThat(flag.looks).isEqualTo(8);
+        assertThat(flag.arms).isOne();
+        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
     }
 
     /**
      * A task whose role may not use the flag polls while quiet, and while busy has no more use for NOTIFYs than one
      * with the flag: after DEAF_AFTER_MS active its LISTEN goes off (each receipt of every stamp woke it), and on
-     * again as it goes quiet, where a requeue's or another task's NOTIFY wakes it sooner than its poll (found by
-     * review). The control: on a table without the flag, which NOTIFYs every insert, LISTEN is never turned off.
+     * again as it goes quiet, where a requeue's or another task's NOTIFY wakes it sooner than its poll.
      */
     @Test
     void aPollingTaskStopsListeningWhileBusyAndListensAgainOnceQuiet() {
@@ -465,17 +409,43 @@ class ClaimPacerTest {
         assertThat(ears.changes).isEqualTo(2);
         assertThat(pacer.wake()).as("a NOTIFY wakes the quiet task").isTrue();
         assertThat(pacer.next(now, true)).isNotNull();
+    }
 
-        ClaimPacer older = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        older.useFlag(now, null, ears);
-        busyFor(older, 2 * ClaimPacer.DEAF_AFTER_MS, 3);
-        assertThat(ears.changes).as("no flag, not polling: LISTEN stays on").isEqualTo(2);
+    /**
+     * The arming relies on the NOTIFY of the first writer that finds the flag up, so a look arms only once LISTEN is
+     * in place again: meanwhile the looks claim unarmed, the first a pace after the idle time (not at once). The
+     * control: the same pacer whose LISTEN never went off arms at once.
+     */
+    @Test
+    void aLookArmsOnlyOnceListenIsBackInPlace() {
+        ClaimPacer pacer = listening();
+        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
+        ears.done();
+        twoEmptyClaims(pacer);
+        assertThat(ears.asked).as("the idle time: LISTEN asked for").isTrue();
+        assertThat(pacer.next(now, true)).as("the first look a pace later").isNull();
+        for (int i = 0; i < 3; i++) {
+            now += pacer.waitMs(now, true);
+            claim(pacer, 0);
+        }
+        assertThat(flag.arms).as("LISTEN not back yet: no arming").isZero();
+        ears.done();
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
+        assertThat(flag.arms).as("LISTEN in place: armed").isOne();
+
+        FakeWakeupFlag control = new FakeWakeupFlag();
+        ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
+        other.useFlag(control, new ClaimPacer.Listener() {
+        });
+        twoEmptyClaims(other);
+        assertThat(other.next(now, true)).isNotNull();
+        assertThat(control.arms).as("the control: armed at once").isOne();
     }
 
     /**
      * A polling task deaf while busy takes the flag up at a sweep (the grant given): LISTEN is still off, so at the
      * idle time it asks for LISTEN first and arms only once it is in place, as a task that had the flag all along.
-     * Armed while deaf, the first writer's NOTIFY would have no listener and its row would wait for a look.
      */
     @Test
     void aFlagTakenUpWhileDeafFromPollingIsArmedOnlyWithListenInPlace() {
@@ -484,33 +454,40 @@ class ClaimPacerTest {
         busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
         ears.done();
         assertThat(ears.on).as("deaf").isFalse();
-        pacer.useFlag(now, flag, ears); // a sweep's look while active: the grant is in
+        pacer.useFlag(flag, ears); // a sweep's look while active: the grant is in
         twoEmptyClaims(pacer);
         assertThat(ears.asked).as("the idle time: LISTEN asked for first").isTrue();
-        for (int i = 0; i < 3; i++) {
-            now += PACE;
-            assertThat(claim(pacer, 0).capture()).as("LISTEN not in place: unarmed").isFalse();
-        }
-        assertThat(flag.arms).isZero();
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
+        assertThat(flag.arms).as("LISTEN not in place: unarmed").isZero();
         ears.done();
-        now += ClaimPacer.ARM_RETRY_MS;
-        for (int i = 0; i < 3 && flag.arms == 0; i++) {
-            now += PACE;
-            claim(pacer, 0);
-        }
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
         assertThat(flag.arms).as("armed once LISTEN is in place").isOne();
     }
 
+    /**
+     * A table without the flag (an older outbox.sql) NOTIFYs on every insert: a quiet task waits for it without
+     * arming, and looks every LOOK_INTERVAL_MS (a NOTIFY lost, or sent while its LISTEN was off). Busy, it turns
+     * LISTEN off as any task does: every insert's NOTIFY woke it.
+     */
     @Test
-    void onATableThatNotifiesEveryInsertAQuietTaskWaitsForTheNotifyWithoutArming() {
+    void onATableThatNotifiesEveryInsertAQuietTaskLooksWithoutArming() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(now, null, ears);
+        pacer.useFlag(null, ears);
+        busyFor(pacer, 2 * ClaimPacer.DEAF_AFTER_MS, 3);
+        assertThat(ears.asked).as("busy: LISTEN off").isFalse();
+        ears.done();
         twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.MAX_WAIT_MS);
-        assertThat(pacer.next(now + 10_000, true)).isNull();
+        assertThat(ears.asked).isTrue();
+        for (int i = 0; i < 3; i++) {
+            assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).isNull();
+            now += ClaimPacer.LOOK_INTERVAL_MS;
+            claim(pacer, 0);
+        }
         assertThat(pacer.wake()).isTrue();
-        assertThat(pacer.next(now + 10_000, true)).isNotNull();
+        assertThat(pacer.next(now + 1, true)).isNotNull();
     }
 
     /** Claims that each find {@code rows} rows, a pace apart, for {@code ms}. */
@@ -547,14 +524,7 @@ class ClaimPacerTest {
         now += PACE;
         twoEmptyClaims(pacer);
         assertThat(ears.asked).as("the idle time: LISTEN on again").isTrue();
-        assertThat(pacer.next(now, true)).as("the arming waits for it: no claim before a pace").isNull();
-        now += PACE;
-        assertThat(claim(pacer, 0).capture()).as("LISTEN not in place yet: a claim, unarmed").isFalse();
-        assertThat(flag.arms).isZero();
-        ears.done();
-        now += PACE;
-        assertThat(claim(pacer, 0).capture()).as("LISTEN in place: armed").isTrue();
-        assertThat(flag.arms).isOne();
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
     }
 
     /**
@@ -572,13 +542,16 @@ class ClaimPacerTest {
         }
         assertThat(ears.asked).as("LISTEN off").isFalse();
         assertThat(ears.changes).isOne();
-        assertThat(flag.arms).as("never idle: no arming").isZero();
+        assertThat(pacer.state()).as("never idle").isEqualTo(ClaimPacer.State.ACTIVE);
     }
 
     /** Arrival times from {@code from}, {@code gapMs} apart, before {@code until}. */
     private static List<Long> every(long from, long gapMs, long until) {
         return LongStream.iterate(from, t -> t < until, t -> t + gapMs).boxed().toList();
     }
+
+    /** How often the pacers of {@link #claimArrivals} went quiet. */
+    private int quietSpells;
 
     /**
      * Rows that arrive at {@code arrivals}, until {@code until}, one ms at a time: each claim the pacer asks for finds
@@ -595,10 +568,11 @@ class ClaimPacerTest {
                     pacer.wake();
                 }
             }
-            ClaimPacer.Claim due = pacer.next(now, true);
-            if (due != null) {
-                pacer.claimed(now, arrived - claimed, false, List.of(), due.capture() ? List.of() : null);
+            if (pacer.next(now, true) != null) {
+                boolean active = pacer.state() == ClaimPacer.State.ACTIVE;
+                pacer.claimed(now, arrived - claimed, false);
                 claimed = arrived;
+                quietSpells += active && pacer.state() == ClaimPacer.State.QUIET ? 1 : 0;
             }
         }
         return claimed;
@@ -608,7 +582,7 @@ class ClaimPacerTest {
      * Many tasks at a moderate rate: each share brings a row every few tens of ms, and a gap of twice the idle floor
      * (IDLE_BEFORE_ARMING_MS) is common there. The task stays active through it (no arming, so no NOTIFY asked of
      * the next writer and no quiet task woken): the idle time is IDLE_GAPS_BEFORE_ARMING of the share's own gaps.
-     * The control: a share whose rows come a few ms apart arms in the same gap.
+     * The control: a share whose rows come a few ms apart goes quiet in the same gap.
      */
     @Test
     void aShareThatBringsARowEveryFewClaimsStaysActiveThroughAGapTheIdleFloorWouldArmOn() {
@@ -617,26 +591,27 @@ class ClaimPacerTest {
         rows.addAll(every(start + 2_200, 60, start + 4_000));
         ClaimPacer sparse = listening(MAX_PACE);
         long claimed = claimArrivals(sparse, rows, start + 4_100);
-        assertThat(flag.arms).as("60 ms gaps, then one of 220 ms: still active").isZero();
+        assertThat(quietSpells).as("60 ms gaps, then one of 220 ms: still active").isZero();
+        assertThat(flag.armAttempts).isZero();
         assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
         List<Long> after = every(start + 3_940 + 420, 60, start + 5_000);
         assertThat(claimArrivals(sparse, after, start + 5_050)).isEqualTo(after.size());
-        assertThat(flag.arms).as("a gap of 420 ms, over five of 60: armed").isOne();
+        assertThat(quietSpells).as("a gap of 420 ms, over five of 60: quiet").isOne();
 
         start = now;
-        FakeWakeupFlag control = new FakeWakeupFlag();
+        quietSpells = 0;
         ClaimPacer dense = new ClaimPacer(now, true, PACE, MAX_PACE, SWEEP, POLL);
-        dense.useFlag(now, control, new ClaimPacer.Listener() {
+        dense.useFlag(new FakeWakeupFlag(), new ClaimPacer.Listener() {
         });
         List<Long> denseRows = new ArrayList<>(every(start, 3, start + 2_000)); // the last at 1,998
         denseRows.addAll(every(start + 2_218, 3, start + 4_000));
         assertThat(claimArrivals(dense, denseRows, start + 4_100)).isEqualTo(denseRows.size());
-        assertThat(control.arms).as("the control: 3 ms gaps, the same 220 ms gap arms").isOne();
+        assertThat(quietSpells).as("the control: 3 ms gaps, the same 220 ms gap goes quiet").isOne();
     }
 
     /**
      * A share sparser than IDLE_BEFORE_ARMING_MAX_MS allows for (a row every 150 ms: five gaps would be 750 ms) is
-     * cheaper woken for each row than claimed for through its gaps: it arms after the floor, as before.
+     * cheaper woken for each row than claimed for through its gaps: it goes quiet after the floor, as before.
      */
     @Test
     void aShareTooSparseToClaimForThroughItsGapsArmsAfterTheFloor() {
@@ -644,49 +619,7 @@ class ClaimPacerTest {
         List<Long> rows = new ArrayList<>(every(start, 60, start + 1_000));
         rows.addAll(every(start + 1_000 + 90, 150, start + 4_000));
         long claimed = claimArrivals(listening(MAX_PACE), rows, start + 4_000 + ClaimCadence.IDLE_BEFORE_ARMING_MS);
-        assertThat(flag.arms).as("it armed in its 150 ms gaps").isGreaterThan(5);
+        assertThat(quietSpells).as("quiet in its 150 ms gaps").isGreaterThan(5);
         assertThat(claimed).as("every row claimed").isEqualTo(rows.size());
-    }
-
-    /**
-     * The arming relies on the NOTIFY of the first writer that finds the flag up, so it waits until LISTEN is in
-     * place again: meanwhile claims go on unarmed, a pace apart (not back to back). The control: the same pacer
-     * whose LISTEN came back at once arms at its next claim, a pace after the idle time.
-     */
-    @Test
-    void theArmingWaitsUntilListenIsBackInPlace() {
-        ClaimPacer pacer = listening();
-        busyFor(pacer, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
-        ears.done();
-        twoEmptyClaims(pacer);
-        now += PACE; // LISTEN asked for: the next claim a pace later
-        for (int i = 0; i < 3; i++) {
-            ClaimPacer.Claim unarmed = claim(pacer, 0);
-            assertThat(unarmed.capture()).as("LISTEN not back yet: no arming").isFalse();
-            assertThat(pacer.next(now + PACE - 1, true)).as("a pace apart").isNull();
-            now += PACE;
-        }
-        assertThat(flag.arms).isZero();
-        ears.done();
-        assertThat(claim(pacer, 0).capture()).as("LISTEN in place: armed").isTrue();
-        assertThat(flag.arms).isOne();
-
-        FakeWakeupFlag control = new FakeWakeupFlag();
-        ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        other.useFlag(now, control, new ClaimPacer.Listener() {
-        });
-        busyFor(other, ClaimPacer.DEAF_AFTER_MS + PACE, 3);
-        twoEmptyClaims(other);
-        now += PACE;
-        assertThat(claim(other, 0).capture()).as("the control: armed at its next claim").isTrue();
-    }
-
-    /** Without the flag (an older table) a quiet task relies on every writer's NOTIFY: LISTEN always stays on. */
-    @Test
-    void onATableWithoutTheFlagListenStaysOnHoweverBusyTheTask() {
-        ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
-        pacer.useFlag(now, null, ears);
-        busyFor(pacer, 3 * ClaimPacer.DEAF_AFTER_MS, 3);
-        assertThat(ears.changes).isZero();
     }
 }

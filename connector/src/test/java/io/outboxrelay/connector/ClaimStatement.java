@@ -22,7 +22,7 @@ final class ClaimStatement {
         Map.entry("takeover_until", "now()"), Map.entry("owner", "'plan-0#1'"), Map.entry("task", "'plan-0'"),
         Map.entry("share_low", "0"), Map.entry("share_high", "4294967295"), Map.entry("limit", "200"),
         Map.entry("lease_ms", "60000"), Map.entry("max_attempts", "5"), Map.entry("max_record_bytes", "1000000"),
-        Map.entry("max_claim_bytes", "8000000"), Map.entry("watch", "'{}'"), Map.entry("capture", "false"));
+        Map.entry("max_claim_bytes", "8000000"));
 
     private ClaimStatement() {
     }

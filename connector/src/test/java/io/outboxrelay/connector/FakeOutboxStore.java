@@ -56,7 +56,6 @@ final class FakeOutboxStore implements OutboxStore {
     /** Every pass the task made, in order. */
     final List<Pass> passes = new ArrayList<>();
     /** The transactions the test says are in progress (xids as text), as a claim's snapshot sees them. */
-    final java.util.Set<String> inProgress = new java.util.LinkedHashSet<>();
     /** The channels {@link #wake} notified, in order. */
     final List<String> wakes = new ArrayList<>();
     private final Map<String, Deque<SQLException>> failures = new TreeMap<>();
@@ -127,23 +126,14 @@ final class FakeOutboxStore implements OutboxStore {
 
     /**
      * As ClaimRows: the stamps, then the rows first in line (one attempted before comes alone first in line,
-     * else ends the batch), and of the watched transactions those the test still has {@link #inProgress}.
+     * else ends the batch).
      */
     @Override
     public PassResult pass(Pass pass) throws SQLException {
         int stamped = pass.stamps().isEmpty() ? 0 : stamp(pass.stamps(), pass.limit() > 0);
         Claim claim = pass.limit() > 0 ? claimRows(pass.limit()) : Claim.NONE;
         passes.add(pass);
-        List<String> running = pass.watch().stream().filter(inProgress::contains).toList();
-        return new PassResult(stamped, claim, running, pass.capture() ? List.copyOf(inProgress) : null,
-            pass.capture() ? retryInMs() : List.of());
-    }
-
-    /** As ClaimRows when it notes the transactions in progress: when the rows released with a backoff fall due. */
-    private List<Long> retryInMs() {
-        long now = clock.getAsLong();
-        return rows.values().stream().filter(r -> r.pending() && r.nextAttemptAt > now)
-            .map(r -> r.nextAttemptAt - now).distinct().sorted().toList();
+        return new PassResult(stamped, claim);
     }
 
     private Claim claimRows(int limit) throws SQLException {

@@ -528,19 +528,14 @@ class JdbcOutboxStoreIT {
 
     /**
      * A stop that gave rows back wakes the tasks as a writer's clear does: besides its NOTIFY it takes the flag down
-     * and counts the clear, so a waiting task whose NOTIFY is lost (a full NOTIFY queue, a LISTEN session dead
-     * unseen) claims at its next look. The negative control is the NOTIFY alone, as the wake was before: a look after
-     * it sees nothing, and those rows waited for the sweep.
+     * and counts the clear, which tasks of earlier versions read at their looks (this version's looks claim).
      */
     @Test
-    void wakingTheTasksIsSeenByTheLookOfATaskWhoseNotifyIsLost() throws Exception {
-        WakeupFlag waiting = WakeupFlag.of(pool, "events");
-        long token = waiting.arm();
-        db.execute("SELECT pg_notify('outbox_events', '')");
-        assertThat(waiting.clearedSince(token)).as("the negative control: a NOTIFY alone").isFalse();
+    void wakingTheTasksTakesTheFlagDownAndCountsTheClear() throws Exception {
+        WakeupFlag.of(pool, "events").arm();
+        long token = db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)");
 
         claimer("wake-0", 60_000).wake("outbox_events");
-        assertThat(waiting.clearedSince(token)).isTrue();
         assertThat(db.queryLong("SELECT last_value FROM events_wakeup")).as("the flag is down").isZero();
         assertThat(db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)"))
             .as("and the clear counted: another task's arming would hide a flag down alone").isEqualTo(token + 1);
@@ -561,8 +556,8 @@ class JdbcOutboxStoreIT {
             try (Statement st = listener.createStatement()) {
                 st.execute("LISTEN outbox_events");
             }
-            WakeupFlag waiting = WakeupFlag.of(pool, "events");
-            long token = waiting.arm();
+            WakeupFlag.of(pool, "events").arm();
+            long token = db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)");
             new JdbcOutboxStore(asRole, "events", "\"events\"", "wake-1", "0b", 1, 0, 60_000, "outbox_events_fanned",
                 null).wake("outbox_events");
             List<String> received = new ArrayList<>();
@@ -578,46 +573,6 @@ class JdbcOutboxStoreIT {
             db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
             db.execute("DROP ROLE " + role);
         }
-    }
-
-    /**
-     * The claim a task makes as it arms (noting the transactions in progress) also tells when the rows of its share
-     * released with a backoff fall due: an earlier incarnation, or another task that held the share, kept those times
-     * and went. Rows due already, fanned out, poisoned or of the other share are not told; a claim that does not note
-     * the transactions tells nothing (the control).
-     */
-    @Test
-    void theClaimAtAnArmingTellsWhenTheSharesRowsReleasedWithABackoffFallDue() throws Exception {
-        db.insertEvents(200, 200, "t.a");
-        SubjectShare mine = SubjectShare.of(0, 2);
-        String inMine = "hashtext(subject::text)::bigint + 2147483648 BETWEEN " + mine.low() + " AND " + mine.high();
-        long a = firstSeq(inMine, 0);
-        long b = firstSeq(inMine, 1);
-        long c = firstSeq(inMine, 2);
-        long d = firstSeq(inMine, 3);
-        long e = firstSeq(inMine, 4);
-        long other = firstSeq("NOT (" + inMine + ")", 0);
-        db.execute("UPDATE events SET next_attempt_at = now() + CASE seq"
-            + " WHEN " + a + " THEN interval '5 s' WHEN " + b + " THEN interval '30 s' WHEN " + c + " THEN interval '-1 s'"
-            + " ELSE interval '9 s' END,"
-            + " fanned_out_at = CASE WHEN seq = " + d + " THEN now() END, fanout = CASE WHEN seq = " + d + " THEN '{}'::jsonb END,"
-            + " poisoned_at = CASE WHEN seq = " + e + " THEN now() END,"
-            + " last_error = CASE WHEN seq = " + e + " THEN 'test' END"
-            + " WHERE seq IN (" + a + ", " + b + ", " + c + ", " + d + ", " + e + ", " + other + ")");
-        JdbcOutboxStore taskZeroOfTwo = new JdbcOutboxStore(pool, "events", "\"events\"", "share-0", "0c", 2, 0, 60_000,
-            "", null);
-
-        List<Long> told = taskZeroOfTwo.pass(new OutboxStore.Pass(List.of(), 0, List.of(), true)).retryInMs();
-        assertThat(told).hasSize(2);
-        assertThat(told.get(0)).isBetween(2_000L, 5_000L); // the time between the UPDATE and the claim comes off
-        assertThat(told.get(1)).isBetween(27_000L, 30_000L);
-        assertThat(taskZeroOfTwo.pass(new OutboxStore.Pass(List.of(), 0, List.of(), false)).retryInMs())
-            .as("the control: a claim that does not note the transactions").isEmpty();
-    }
-
-    /** The {@code n}th (from 0) seq of the rows matching {@code where}. */
-    private static long firstSeq(String where, int n) {
-        return db.queryLong("SELECT seq FROM events WHERE " + where + " ORDER BY seq OFFSET " + n + " LIMIT 1");
     }
 
     /**

@@ -109,7 +109,7 @@ class StrictClaimCostIT {
         long claims = 0;
         long start = System.nanoTime();
         while (true) {
-            OutboxStore.Claim claim = store.pass(new OutboxStore.Pass(stamps, 1000, List.of(), false)).claim();
+            OutboxStore.Claim claim = store.pass(new OutboxStore.Pass(stamps, 1000)).claim();
             claims++;
             if (claim.rows().isEmpty()) {
                 break;

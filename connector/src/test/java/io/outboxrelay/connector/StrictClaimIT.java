@@ -55,8 +55,7 @@ class StrictClaimIT {
     /** Stamps {@code seq} in the claim's own statement, as a pass does, and claims up to 10 rows. */
     private static List<Long> stampAndClaim(JdbcOutboxStore store, long seq) throws SQLException {
         String id = (String) db.query("SELECT id::text FROM events WHERE seq = ?", seq).get(0).get(0);
-        return seqs(store.pass(new OutboxStore.Pass(List.of(new OutboxStore.Stamp(seq, "{}", id)), 10, List.of(),
-            false)).claim());
+        return seqs(store.pass(new OutboxStore.Pass(List.of(new OutboxStore.Stamp(seq, "{}", id)), 10)).claim());
     }
 
     @Test

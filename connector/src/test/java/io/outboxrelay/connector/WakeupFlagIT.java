@@ -10,7 +10,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -104,13 +103,13 @@ class WakeupFlagIT {
             assertThat(notifications(listener)).as("nobody waits: no NOTIFY, no lock").isZero();
 
             WakeupFlag wakeup = wakeupFlag();
-            long token = wakeup.arm();
+            wakeup.arm();
+            long token = clears();
             assertThat(flag()).isEqualTo(1);
-            assertThat(wakeup.clearedSince(token)).isFalse();
             db.insertEvent("t.a", "wakes", "{}");
             assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
             assertThat(flag()).as("the writer that notified disarmed the flag").isZero();
-            assertThat(wakeup.clearedSince(token)).isTrue();
+            assertThat(clears()).as("and counted the clear (for the looks of earlier versions)").isEqualTo(token + 1);
             db.insertEvent("t.a", "busy", "{}");
             assertThat(notifications(listener)).as("the relay is awake: no NOTIFY").isZero();
         }
@@ -133,61 +132,47 @@ class WakeupFlagIT {
     }
 
     /**
-     * The race the settling closes. A writer inserts while the flag is down (the relay is busy), so it will
-     * send no NOTIFY; the relay then runs out of rows and arms the flag; the writer commits. Claiming once
-     * right after arming (the negative control) misses the row, and no NOTIFY ever comes: it would wait for
-     * the sweep. The claim after the arming notes the transactions in progress; a later claim that watches
-     * them sees this one ended in its own snapshot, and the row with it.
+     * The race a quiet task's looks close. A writer inserts while the flag is down (the relay is busy), so it will
+     * send no NOTIFY; the relay then runs out of rows, arms the flag and claims: nothing yet. The writer commits,
+     * and no NOTIFY comes (the negative control: a task that waited for one after claiming once would leave the row
+     * to the sweep). The task's next look, an arming and a claim, takes it.
      */
     @Test
-    void aWriterThatReadTheFlagUnarmedIsClaimedWhenItCommitsWithoutANotify() throws Exception {
+    void aWriterThatReadTheFlagUnarmedIsClaimedByTheNextLookWithoutANotify() throws Exception {
         try (Connection listener = listener(); Connection racing = openWriter("raced")) {
-            String racer = xid(racing);
             JdbcOutboxStore store = store();
-            wakeupFlag().arm();
-            OutboxStore.PassResult afterArming = store.pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
-            // negative control: the naive "arm, then claim once" sees nothing, and sleeps
-            assertThat(afterArming.claim().rows()).isEmpty();
-            List<String> watch = afterArming.inProgress();
-            assertThat(watch).as("the racing writer was in progress at the arming").contains(racer);
-            assertThat(store.pass(new OutboxStore.Pass(List.of(), 100, watch, false)).running())
-                .as("still in progress").contains(racer);
+            WakeupFlag wakeup = wakeupFlag();
+            wakeup.arm();
+            assertThat(store.claim(100).rows()).as("in progress at the arming").isEmpty();
 
             racing.commit();
             assertThat(notifications(listener)).as("it read the flag unarmed: no NOTIFY").isZero();
-            OutboxStore.PassResult settling = store.pass(new OutboxStore.Pass(List.of(), 100, watch, false));
-            assertThat(settling.running()).as("its end is seen without any timing").doesNotContain(racer);
-            assertThat(settling.claim().rows()).extracting(ClaimedRow::subject).containsExactly("raced");
-        }
-    }
-
-    private static String xid(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text")) {
-            rs.next();
-            return rs.getString(1);
+            wakeup.arm();
+            assertThat(store.claim(100).rows()).extracting(ClaimedRow::subject).containsExactly("raced");
         }
     }
 
     /**
-     * A writer takes the flag down and rolls back: no NOTIFY, but the writer's trigger counted the clear (read
-     * before any arming could count it, since V9 an arming that finds the flag down counts it too). Another task
-     * then arms the flag again. A look at the flag alone (the negative control) finds it armed and sleeps on; the
-     * count of clears moved, and a look at the count since the first arming sees it, while one since the second
-     * does not.
+     * A writer takes the flag down and rolls back: no NOTIFY, the flag stays down (sequences are not transactional),
+     * so the next writers send none either; the trigger counted the clear (which tasks of earlier versions read). The
+     * next look arms the flag again, and the writer after it NOTIFYs.
      */
     @Test
-    void aClearThatRolledBackIsCountedEvenAfterAnotherArmingSetTheFlagAgain() throws Exception {
+    void aClearThatRolledBackLeavesTheFlagDownUntilTheNextLookArmsIt() throws Exception {
         WakeupFlag wakeup = wakeupFlag();
-        long quietTask = wakeup.arm();
-        try (Connection listener = listener(); Connection rolledBack = openWriter("rolled-back")) {
-            assertThat(flag()).as("cleared; the NOTIFY would go at commit").isZero();
-            rolledBack.rollback();
-            assertThat(clears()).as("the rolled-back writer counted its clear").isEqualTo(quietTask + 1);
-            long otherTask = wakeup.arm();
-            assertThat(flag()).as("the negative control: the flag reads armed").isEqualTo(1);
-            assertThat(notifications(listener)).isZero();
-            assertThat(wakeup.clearedSince(quietTask)).isTrue();
-            assertThat(wakeup.clearedSince(otherTask)).isFalse();
+        wakeup.arm();
+        long before = clears();
+        try (Connection listener = listener()) {
+            try (Connection rolledBack = openWriter("rolled-back")) {
+                assertThat(flag()).as("cleared; the NOTIFY would go at commit").isZero();
+                rolledBack.rollback();
+            }
+            assertThat(clears()).as("the rolled-back writer counted its clear").isEqualTo(before + 1);
+            db.insertEvent("t.a", "after-rollback", "{}");
+            assertThat(notifications(listener)).as("the negative control: the flag is down, no NOTIFY").isZero();
+            wakeup.arm();
+            db.insertEvent("t.a", "after-look", "{}");
+            assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
         }
     }
 
@@ -222,11 +207,11 @@ class WakeupFlagIT {
     void whileTheFlagIsDownAnInsertNeverCallsTheTriggerFunction() throws Exception {
         try {
             assertThat(triggerCallsInOneInsert(null)).as("flag down: the WHEN skips the function").isZero();
-            WakeupFlag wakeup = wakeupFlag();
-            long token = wakeup.arm();
+            wakeupFlag().arm();
+            long token = clears();
             assertThat(triggerCallsInOneInsert(null)).as("flag up: the function runs").isOne();
             assertThat(flag()).isZero();
-            assertThat(wakeup.clearedSince(token)).isTrue();
+            assertThat(clears()).isEqualTo(token + 1);
 
             db.execute("DROP TRIGGER events_notify_insert ON events; CREATE TRIGGER events_notify_insert AFTER INSERT"
                 + " ON events FOR EACH STATEMENT EXECUTE FUNCTION events_notify('outbox_events')");
@@ -249,11 +234,12 @@ class WakeupFlagIT {
             + "; GRANT USAGE ON SEQUENCE events_seq_seq TO " + writer);
         try (Connection listener = listener()) {
             assertThat(triggerCallsInOneInsert(writer)).as("flag down, read through PUBLIC").isZero();
-            long token = wakeupFlag().arm();
+            wakeupFlag().arm();
+            long token = clears();
             assertThat(triggerCallsInOneInsert(writer)).as("flag up").isOne();
             assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
             assertThat(flag()).isZero();
-            assertThat(wakeupFlag().clearedSince(token)).isTrue();
+            assertThat(clears()).isEqualTo(token + 1);
 
             db.execute("REVOKE SELECT ON SEQUENCE events_wakeup FROM PUBLIC");
             if (db.queryLong("SELECT current_setting('server_version_num')::int") < 180_000) {
@@ -301,25 +287,26 @@ class WakeupFlagIT {
         assertThat(wakeupFlag()).isNotNull();
     }
 
-    /** A table with the flag but without migration V4: the flag is armed and read, without a count. */
+    /** A table with the flag but without migration V4: the flag is armed without a count. */
     @Test
-    void aTableWithoutTheCountIsArmedAndLookedAtByItsFlag() throws Exception {
+    void aTableWithoutTheCountIsArmed() throws Exception {
         db.execute("DROP SEQUENCE events_wakeup_clears");
         db.execute("CREATE OR REPLACE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
             + " IF pg_sequence_last_value('events_wakeup') = 1 THEN PERFORM setval('events_wakeup', 0, true);"
             + " PERFORM pg_notify(COALESCE(TG_ARGV[0], 'outbox_events'), ''); END IF; RETURN NULL; END $$");
         try {
             WakeupFlag wakeup = wakeupFlag();
-            assertThat(wakeup.counted()).isFalse();
-            long token = wakeup.arm();
+            wakeup.arm();
             assertThat(flag()).isEqualTo(1);
-            assertThat(wakeup.clearedSince(token)).isFalse();
             db.insertEvent("t.a", "clears", "{}");
-            assertThat(wakeup.clearedSince(token)).isTrue();
+            assertThat(flag()).isZero();
+            wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
         } finally {
             db.runScript(TestPostgres.schemaFile("outbox.sql"), java.util.Map.of());
         }
-        assertThat(wakeupFlag().counted()).isTrue();
+        wakeupFlag().arm();
+        assertThat(flag()).isEqualTo(1);
     }
 
     /**
@@ -335,11 +322,12 @@ class WakeupFlagIT {
             + "; ALTER FUNCTION events_notify() OWNER TO " + owner
             + "; REVOKE EXECUTE ON FUNCTION pg_notification_queue_usage() FROM PUBLIC");
         try (Connection listener = listener()) {
-            long token = wakeupFlag().arm();
+            wakeupFlag().arm();
+            long token = clears();
             db.insertEvent("t.a", "owner-without-grant", "{}");
             assertThat(db.queryLong("SELECT count(*) FROM events WHERE subject = 'owner-without-grant'")).isOne();
             assertThat(awaitNotifications(listener, 1)).isEqualTo(1);
-            assertThat(wakeupFlag().clearedSince(token)).isTrue();
+            assertThat(clears()).isEqualTo(token + 1);
         } finally {
             db.execute("GRANT EXECUTE ON FUNCTION pg_notification_queue_usage() TO PUBLIC;"
                 + " ALTER FUNCTION events_notify() OWNER TO CURRENT_USER; DROP OWNED BY " + owner + "; DROP ROLE " + owner);
@@ -347,53 +335,34 @@ class WakeupFlagIT {
     }
 
     /**
-     * A writer interrupted between taking the flag down and counting the clear (a statement timeout, a cancel)
-     * leaves the flag down and the count where it was. A quiet task's flag is down only when a writer took it
-     * down, so the look reads both; the count alone (the negative control) would sleep on.
+     * A writer interrupted between taking the flag down and counting the clear leaves the count where it was: an
+     * arming that finds the flag down counts that clear itself (V9), so tasks of earlier versions, which wait until
+     * the count moves, see it during a rolling upgrade.
      */
     @Test
-    void aClearThatWasNeverCountedIsSeenByTheFlagBeingDown() throws Exception {
-        WakeupFlag wakeup = wakeupFlag();
-        long token = wakeup.arm();
-        db.execute("SELECT setval('events_wakeup', 0, true)"); // the clear, and no count after it
-        assertThat(clears())
-            .as("the negative control: the count did not move").isEqualTo(token);
-        assertThat(wakeup.clearedSince(token)).isTrue();
-    }
-
-    /**
-     * The uncounted clear with two waiting tasks: another task finds the flag down and arms it again before this
-     * one looks (looks come every 250 ms, at each task's own time). The flag then reads armed and the count is
-     * where this task left it, so its look saw nothing, and rows committed meanwhile in its share (the writers read
-     * the flag down: no NOTIFY) waited for the sweep. The arming that finds the flag down counts that clear itself.
-     */
-    @Test
-    void anArmingThatFindsTheFlagDownCountsTheClearSoOtherWaitingTasksSeeIt() throws Exception {
+    void anArmingThatFindsTheFlagDownCountsTheClearForTasksOfEarlierVersions() throws Exception {
         WakeupFlag waiting = wakeupFlag();
-        long token = waiting.arm();
+        waiting.arm();
+        long token = clears();
         db.execute("SELECT setval('events_wakeup', 0, true)"); // the clear, and no count after it
-        WakeupFlag other = wakeupFlag();
-        long othersToken = other.arm(); // another task of the table saw the flag down and waits again
+        wakeupFlag().arm();
         assertThat(flag()).isEqualTo(1);
-        assertThat(waiting.clearedSince(token)).as("the task that waited before the clear sees it").isTrue();
-        assertThat(other.clearedSince(othersToken)).as("the arming's own count does not wake the task that armed")
-            .isFalse();
+        assertThat(clears()).isEqualTo(token + 1);
     }
 
-    /** The control: an arming that finds the flag up (another task waits already) counts nothing, wakes nobody. */
+    /** The control: an arming that finds the flag up (another task waits already) counts nothing. */
     @Test
     void anArmingThatFindsTheFlagUpCountsNothing() throws Exception {
-        WakeupFlag waiting = wakeupFlag();
-        long token = waiting.arm();
+        wakeupFlag().arm();
+        long token = clears();
         wakeupFlag().arm();
         assertThat(clears()).isEqualTo(token);
-        assertThat(waiting.clearedSince(token)).isFalse();
     }
 
     /**
      * A role that may read the count but not update it (an outbox made before migration V9, or the grant revoked
-     * while the task runs) arms as before V9: it neither fails nor counts, and the flag alone tells its own look of an
-     * uncounted clear. The grant given back counts again at the next arming, without a restart.
+     * while the task runs) arms as before V9: it neither fails nor counts. The grant given back counts again at the
+     * next arming, without a restart.
      */
     @Test
     void aRoleThatMayNotAddToTheCountArmsWithoutCountingAndCountsOnceItMay() throws Exception {
@@ -402,52 +371,19 @@ class WakeupFlagIT {
         try (HikariDataSource asRole = new TestDatabase(db.name(), db.jdbcUrl(), role, db.password()).pool(role, 1)) {
             WakeupFlag wakeup = WakeupFlag.of(asRole, "events");
             db.execute("REVOKE UPDATE ON SEQUENCE events_wakeup_clears FROM outbox_relay");
-            long token = wakeup.arm();
+            long token = clears();
+            wakeup.arm();
             assertThat(flag()).isEqualTo(1);
             assertThat(clears())
                 .as("found down (the test's reset), not counted: the role may not").isEqualTo(token);
             db.execute("SELECT setval('events_wakeup', 0, true)");
-            assertThat(wakeup.clearedSince(token)).isTrue();
 
             db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
-            assertThat(wakeup.arm()).as("found down again, and counted now").isEqualTo(token + 1);
+            wakeup.arm();
+            assertThat(clears()).as("found down again, and counted now").isEqualTo(token + 1);
         } finally {
             db.execute("GRANT UPDATE ON SEQUENCE events_wakeup_clears TO outbox_relay");
             db.execute("DROP ROLE " + role);
-        }
-    }
-
-    /**
-     * A snapshot lists no transaction at or above its xmax, and while nothing later has ended, the newest
-     * writer is there: in progress, yet not listed. Here the flag is an unlogged sequence and already up, so the
-     * arming takes no transaction id that would push xmax past the writer (a logged setval does, and so does the
-     * count of a clear when the arming finds the flag down, which hid this; the test checks the writer is unlisted). The
-     * claim after the arming also notes the ids from xmax to one it takes itself, and so watches the writer.
-     */
-    @Test
-    void theNewestWriterIsWatchedEvenWhenNoTransactionEndedAfterIt() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(db.queryLong("SELECT current_setting('server_version_num')::int")
-            >= 150_000, "unlogged sequences came with PostgreSQL 15");
-        db.execute("ALTER SEQUENCE events_wakeup SET UNLOGGED");
-        try (Connection racing = openWriter("newest")) {
-            String racer = xid(racing);
-            // the flag up already (another task armed it): the arming only sets the unlogged flag, taking no id; down,
-            // it would count a clear on the logged count, whose id would end after the writer's and list it
-            db.execute("SELECT setval('events_wakeup', 1, true)");
-            assertThat(db.query("SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x"))
-                .as("the writer is not listed: only the ids from xmax on find it").doesNotContain(List.of(racer));
-            wakeupFlag().arm();
-            assertThat(db.query("SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x"))
-                .as("nor after the arming").doesNotContain(List.of(racer));
-            OutboxStore.PassResult afterArming = store().pass(new OutboxStore.Pass(List.of(), 100, List.of(), true));
-            assertThat(afterArming.inProgress()).contains(racer);
-            racing.commit();
-            OutboxStore.PassResult settling = store().pass(new OutboxStore.Pass(List.of(), 100, afterArming.inProgress(),
-                false));
-            assertThat(settling.running()).doesNotContain(racer);
-            assertThat(settling.claim().rows()).extracting(ClaimedRow::subject).containsExactly("newest");
-        } finally {
-            db.execute("ALTER SEQUENCE events_wakeup SET LOGGED");
         }
     }
 }

@@ -46,10 +46,10 @@ class WakeupRaceIT {
     }
 
     /**
-     * A new database and the connector on it with {@code tasks} tasks and a ten-minute sweep, once every task
-     * found nothing to claim, armed the flag and settled: each waits for a NOTIFY, and looks at the flag's count
-     * every 250 ms, which only a quiet task does (the flag alone reads armed after the first task's arming, and a
-     * later one would arm it again after a writer of the test took it down).
+     * A new database and the connector on it with {@code tasks} tasks and a ten-minute sweep, once a task found
+     * nothing to claim and armed the flag: it waits for a NOTIFY, and looks (arms again and claims) every 250 ms.
+     * A task still active would claim the test's rows on its pace instead, which the tests accept: what they check
+     * is that no row waits for the sweep.
      */
     private static TestDatabase armedRelay(String database, String topic, int tasks) {
         TestDatabase db = TestPostgres.get().createDatabase(database);
@@ -59,8 +59,7 @@ class WakeupRaceIT {
         TestConnect.cluster().configureConnector(CONNECTOR, cfg);
         await().atMost(Duration.ofSeconds(30)).until(() -> db.queryLong("SELECT last_value FROM events_wakeup") == 1
             && db.queryLong("SELECT count(DISTINCT application_name) FROM pg_stat_activity WHERE datname = current_database()"
-                + " AND starts_with(application_name, 'outbox-relay:')"
-                + " AND query LIKE 'SELECT COALESCE(pg_sequence_last_value(%'") == tasks); // CountClears, not ArmFlag
+                + " AND starts_with(application_name, 'outbox-relay:')") >= tasks);
         return db;
     }
 
@@ -88,15 +87,15 @@ class WakeupRaceIT {
     }
 
     /**
-     * Two tasks, both waiting with the flag armed. A writer takes the flag down and rolls back (no NOTIFY); a second
+     * Two tasks waiting with the flag armed. A writer takes the flag down and rolls back (no NOTIFY); a second
      * writer reads it down and commits rows in both tasks' shares (no NOTIFY either); before it commits, the flag is
      * armed again, as another claimer does after a claim of its own. The four steps go to the server in one round
-     * trip, so the flag is down for well under a millisecond: a look at the flag alone would find it armed and take
-     * that for "nothing happened" (the rows would wait for the sweep, ten minutes here). Each task compares the count
-     * of clears instead, and both shares are relayed.
+     * trip, so the flag is down for well under a millisecond: a task that read the flag at its looks would find it
+     * armed and take that for "nothing happened" (the rows would wait for the sweep, ten minutes here). Each task's
+     * look claims instead, and both shares are relayed.
      */
     @Test
-    void aClearHiddenByAnotherArmingIsSeenByEveryTask() throws Exception {
+    void aClearHiddenByAnotherArmingLeavesNoRowToTheSweep() throws Exception {
         TestDatabase db = armedRelay("wakeup_hidden", "wakeup-hidden-orders", 2);
         long clearsBefore = db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)");
 
