@@ -120,6 +120,7 @@ final class ClaimPacer {
         this.flag = flag;
         this.listener = listener;
         polling = false;
+        lookGapMs = Math.min(lookGapMs, LOOK_INTERVAL_MS); // quiet and polling: the looks after the next one
     }
 
     /**

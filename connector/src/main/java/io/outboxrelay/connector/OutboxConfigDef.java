@@ -129,7 +129,8 @@ final class OutboxConfigDef {
                     + " outbox.linger.max.ms, while each claim brings fewer than twelve rows), and the stamps of the rows"
                     + " acknowledged meanwhile go with that claim. The relay's statements per second, not per commit,"
                     + " are what this bounds: larger costs the database less, smaller adds less latency. Once claims"
-                    + " find nothing the task waits for a NOTIFY instead (docs/wakeup.md). 0 is read as 1.",
+                    + " find nothing the task waits for a NOTIFY instead, and looks (arms the wake-up flag and claims)"
+                    + " a linger later, the gap doubling up to 250 ms (docs/wakeup.md). 0 is read as 1.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
             .define(LINGER_MAX_MS, Type.LONG, DEFAULT_LINGER_MAX_MS, Range.between(0, 10_000), Importance.LOW,
                 "While rows keep arriving at a rate that brings fewer than twelve in outbox.linger.ms, a relay task"

@@ -19,19 +19,20 @@ SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
        current_user::text AS role;
 
 -- name: ArmFlag
--- Sets the flag and returns the count of its clears as it is before the flag goes up: the CTE is read once,
--- first, and the setval depends on it. A flag found down was taken down since the last arming (or never set),
--- and where the role may (migration V9) the arming counts that clear itself. This version reads neither the
--- count nor what the arming returns (its quiet tasks claim at every look, docs/wakeup.md); the count is kept for
--- the tasks of earlier versions during a rolling upgrade, which wait until it moves. Without the grant (or once
--- it is revoked) the arming counts nothing, as before V9.
+-- Sets the flag where it reads anything but 1, and writes nothing where it is up already: a quiet task arms at every
+-- look (docs/wakeup.md), and a setval takes a transaction id and writes WAL. A writer that takes the flag down after
+-- this read saw it up, and NOTIFYs. A flag found down was taken down since the last arming (or never set), and where
+-- the role may (migration V9) the arming counts that clear first (the setval depends on the count, so it comes
+-- after): tasks of earlier versions, during a rolling upgrade, wait until the count moves; this version reads it
+-- nowhere. Without the grant (or once it is revoked) the arming counts nothing, as before V9. Returns whether it
+-- set the flag.
 WITH before AS MATERIALIZED (
   SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1
-                   AND has_sequence_privilege(:clears::regclass, 'UPDATE, USAGE')
-              THEN nextval(:clears::regclass)
-              ELSE COALESCE(pg_sequence_last_value(:clears::regclass), 0) END AS clears)
-SELECT clears, setval(:flag::regclass, 1 + 0 * clears, true) FROM before;
+              THEN CASE WHEN has_sequence_privilege(:clears::regclass, 'UPDATE, USAGE')
+                        THEN nextval(:clears::regclass) ELSE 0 END END AS counted)
+SELECT CASE WHEN counted IS NOT NULL THEN setval(:flag::regclass, 1 + 0 * counted, true) = 1 ELSE false END FROM before;
 
 -- name: ArmFlagWithoutCount
--- A table without migration V4: the flag alone.
-SELECT 0::bigint, setval(:flag::regclass, 1, true);
+-- A table without migration V4: the flag alone, set where it reads anything but 1.
+SELECT CASE WHEN pg_sequence_last_value(:flag::regclass) IS DISTINCT FROM 1 THEN setval(:flag::regclass, 1, true) = 1
+            ELSE false END;

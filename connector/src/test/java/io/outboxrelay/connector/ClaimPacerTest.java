@@ -329,8 +329,9 @@ class ClaimPacerTest {
         now += POLL;
         claim(pacer, 0);
         assertThat(flag.arms).as("the next look arms").isOne();
-        assertThat(pacer.waitMs(now, true)).as("and looks come LOOK_INTERVAL_MS apart again")
-            .isLessThanOrEqualTo(POLL);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).isNull();
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS, true)).as("looks LOOK_INTERVAL_MS apart again")
+            .isNotNull();
     }
 
     @Test
@@ -388,7 +389,9 @@ class ClaimPacerTest {
         now += POLL;
         claim(pacer, 0);
         assertThat(flag.arms).isOne();
-        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).isNull();
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS, true)).as("looks LOOK_INTERVAL_MS apart from then on")
+            .isNotNull();
     }
 
     /**

@@ -350,6 +350,36 @@ class WakeupFlagIT {
         assertThat(clears()).isEqualTo(token + 1);
     }
 
+    /**
+     * A quiet task arms at every look, every 250 ms: an arming that finds the flag up writes nothing (a setval takes a
+     * transaction id and writes WAL; found by review). The cluster's WAL also moves with other sessions' work, so the
+     * test arms up to five times and needs one arming that moved it by nothing; the negative control, an arming that
+     * finds the flag down, moves it every time.
+     */
+    @Test
+    void anArmingThatFindsTheFlagUpWritesNothing() throws Exception {
+        WakeupFlag wakeup = wakeupFlag();
+        wakeup.arm();
+        boolean wroteNothing = false;
+        for (int i = 0; i < 5 && !wroteNothing; i++) {
+            long before = walBytes();
+            wakeup.arm();
+            wroteNothing = walBytes() == before;
+        }
+        assertThat(wroteNothing).isTrue();
+        for (int i = 0; i < 3; i++) {
+            db.execute("SELECT setval('events_wakeup', 0, true)");
+            long before = walBytes();
+            wakeup.arm();
+            assertThat(walBytes()).as("the control: found down, set").isGreaterThan(before);
+            assertThat(flag()).isEqualTo(1);
+        }
+    }
+
+    private static long walBytes() {
+        return db.queryLong("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint");
+    }
+
     /** The control: an arming that finds the flag up (another task waits already) counts nothing. */
     @Test
     void anArmingThatFindsTheFlagUpCountsNothing() throws Exception {
