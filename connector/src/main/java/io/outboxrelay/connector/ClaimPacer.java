@@ -87,6 +87,8 @@ final class ClaimPacer {
     /** QUIET: the gap before the next look. */
     private long lookGapMs;
     private int emptyClaims;
+    /** Whether a claim of this active spell found rows. */
+    private boolean foundRows;
     private long lastWarnAt = Long.MIN_VALUE;
     /** Since when this task is active without having been idle (MIN_VALUE: not active), and LISTEN is off. */
     private long activeSince = Long.MIN_VALUE;
@@ -194,6 +196,7 @@ final class ClaimPacer {
                 listener.checkAlive(); // a look found rows no NOTIFY told of: is the LISTEN session still there?
             }
             activate(now);
+            foundRows = true;
             long pace = cadence.rowsFound(now, rows);
             hearLess(now);
             claimAt = more ? now : now + pace;
@@ -204,7 +207,7 @@ final class ClaimPacer {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
             if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
-                quiet(now, hearAgain() ? pace : 0);
+                quiet(now, hearAgain());
             } else {
                 claimAt = now + pace;
             }
@@ -260,6 +263,7 @@ final class ClaimPacer {
     private void activate(long now) {
         if (state != State.ACTIVE) {
             cadence.newSpell();
+            foundRows = false;
         }
         state = State.ACTIVE;
         emptyClaims = 0;
@@ -267,16 +271,19 @@ final class ClaimPacer {
     }
 
     /**
-     * The claims found nothing for the idle time. With a flag to arm, the first look comes {@code firstLookInMs}
-     * from now and the gaps double from a pace: a writer that read the flag down just before the arming sends no
-     * NOTIFY, and its row is claimed about as soon as it commits. Without, the task looks every
-     * {@link #quietGapMs()}.
+     * The claims found nothing for the idle time. After a spell that found rows, with a flag to arm, the first look
+     * comes at once ({@code listenAsked}: a pace later, for LISTEN to be in place) and the gaps double from a pace up to
+     * {@link #LOOK_INTERVAL_MS}: a writer that read the flag down just before the arming sends no NOTIFY, and its row
+     * is claimed about as soon as it commits. Otherwise the looks are {@link #quietGapMs()} apart from the first: no
+     * flag to arm, or a spell that found nothing (a NOTIFY wakes every task of the table, and a task that armed at once
+     * each time would have the busy shares' next writer NOTIFY again and wake it, over and over).
      */
-    private void quiet(long now, long firstLookInMs) {
+    private void quiet(long now, boolean listenAsked) {
         state = State.QUIET;
-        boolean arming = flag != null;
-        lookGapMs = arming ? cadence.paceMs() : quietGapMs();
-        claimAt = now + (arming ? firstLookInMs : lookGapMs);
+        long pace = Math.min(cadence.paceMs(), LOOK_INTERVAL_MS);
+        boolean raced = flag != null && foundRows;
+        lookGapMs = raced ? pace : quietGapMs();
+        claimAt = now + (!raced ? lookGapMs : listenAsked ? pace : 0);
     }
 
     private long quietGapMs() {

@@ -6,8 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Objects;
-import java.util.stream.Stream;
 
 /**
  * Which wake-up objects an outbox table has, the flag {@code <table>_wakeup} and the count of its clears
@@ -15,7 +13,7 @@ import java.util.stream.Stream;
  * migration V9: without, the task arms as before V9, no error). Read when a task opens
  * the table ({@link WakeupFlag#of}) and when a config is validated; the flag's own statements are {@link WakeupFlag}'s.
  */
-record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm, boolean mayCount,
+record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCount, boolean mayArm,
                      boolean mayAddToCount, String role) {
     private static final NamedSql SQL = NamedSql.load(WakeupObjects.class, "wakeup.sql");
 
@@ -39,7 +37,7 @@ record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCou
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return new WakeupObjects(flag, clears, rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3),
-                    !rs.getBoolean(2) || rs.getBoolean(4), rs.getBoolean(5), rs.getString(6));
+                    rs.getBoolean(4), rs.getString(5));
             }
         }
     }
@@ -49,15 +47,11 @@ record WakeupObjects(String flag, String clears, boolean hasFlag, boolean hasCou
      * no flag).
      */
     String missingPrivilege() {
-        if (!hasFlag || mayArm && mayCount) {
+        if (!hasFlag || mayArm) {
             return null;
         }
-        String grants = String.join("; ", Stream.of(
-                mayArm ? null : "GRANT SELECT, UPDATE ON SEQUENCE " + flag + " TO outbox_relay",
-                mayCount ? null : "GRANT SELECT ON SEQUENCE " + clears + " TO outbox_relay")
-            .filter(Objects::nonNull).toList());
-        return "role " + role + " may not use the wake-up flag of the outbox (the relay sets " + flag + " when it waits"
-            + (hasCount ? " and reads " + clears : "") + "): " + grants + " (schemas/sql/outbox.sql"
+        return "role " + role + " may not use the wake-up flag of the outbox (the relay reads and sets " + flag
+            + " when it waits): GRANT SELECT, UPDATE ON SEQUENCE " + flag + " TO outbox_relay (schemas/sql/outbox.sql"
             + " does), with " + role + " a member of outbox_relay";
     }
 }

@@ -6,8 +6,8 @@
 -- claimer's poisoning of the same row (ClaimRows), since the event was delivered.
 
 -- name: SessionSetup
--- Once per relay session. A generic plan for every statement: the arrays of ClaimRows (the stamp's seqs,
--- the watched transactions) make a custom plan look cheaper for each size, so by default PostgreSQL plans
+-- Once per relay session. A generic plan for every statement: the arrays of ClaimRows (the stamp's seqs and
+-- fan-outs) make a custom plan look cheaper for each size, so by default PostgreSQL plans
 -- that statement again at every execution, which measured 2.4x its cost for an empty pass. A generic plan is
 -- kept as long as the session lives, so it must not depend on how big the table was when it was made: on a
 -- table of a few rows (a fresh table, one just emptied by retention, statistics not yet taken) every way to

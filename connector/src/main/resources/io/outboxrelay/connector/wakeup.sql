@@ -4,16 +4,14 @@
 
 -- name: WakeupObjects
 -- Which wake-up objects the table has, and whether the session's role may use them: SELECT and UPDATE on
--- the flag (a task arms it), SELECT on the count (a waiting task reads it), and UPDATE on the count (an arming
--- that finds the flag down counts that clear, migration V9; without it the task arms as before V9, and says so).
+-- the flag (a task reads it and arms it), and UPDATE on the count (an arming that finds the flag down counts that
+-- clear, migration V9, for tasks of earlier versions; without it the task arms without counting, and says so).
 -- Null where the object is missing.
 SELECT to_regclass(:flag) IS NOT NULL AS has_flag,
        to_regclass(:clears) IS NOT NULL AS has_clears,
        CASE WHEN to_regclass(:flag) IS NOT NULL
             THEN has_sequence_privilege(to_regclass(:flag), 'SELECT')
                  AND has_sequence_privilege(to_regclass(:flag), 'UPDATE') END AS may_arm,
-       CASE WHEN to_regclass(:clears) IS NOT NULL
-            THEN has_sequence_privilege(to_regclass(:clears), 'SELECT') END AS may_count,
        CASE WHEN to_regclass(:clears) IS NOT NULL
             THEN has_sequence_privilege(to_regclass(:clears), 'UPDATE, USAGE') END AS may_add_to_count,
        current_user::text AS role;

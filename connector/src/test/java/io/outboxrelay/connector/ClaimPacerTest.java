@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every edge of the wake-up's state diagram (docs/wakeup.md), on the pacer alone: which claims it asks
- * for, when, and when it arms and looks at the flag. The store's side (the snapshot a claim reads) is
- * {@code WakeupFlagIT}; the relay on a real worker {@code WakeupRaceIT}.
+ * for, when, and when it arms the flag. The flag's side is {@code WakeupFlagIT}; the relay on a real worker
+ * {@code WakeupRaceIT}.
  */
 class ClaimPacerTest {
     private static final long PACE = 10;
@@ -94,13 +94,20 @@ class ClaimPacerTest {
         return pacer;
     }
 
-    /** From the start (ACTIVE) to QUIET: two empty claims, then the first look, which arms and claims at once. */
+    /** A claim that finds a row, then two empty claims over the idle time: what makes a busy task go quiet. */
+    private ClaimPacer idleAfterRows(ClaimPacer pacer) {
+        claim(pacer, 1);
+        now += pacer.waitMs(now, true);
+        return twoEmptyClaims(pacer);
+    }
+
+    /** From the start (ACTIVE) to QUIET: a row, the idle time, then the first look, which arms and claims at once. */
     private ClaimPacer quiet() {
         return quiet(listening());
     }
 
     private ClaimPacer quiet(ClaimPacer active) {
-        ClaimPacer pacer = twoEmptyClaims(active);
+        ClaimPacer pacer = idleAfterRows(active);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         int armed = flag.arms;
         claim(pacer, 0);
@@ -254,6 +261,69 @@ class ClaimPacerTest {
     }
 
     /**
+     * A NOTIFY wakes every quiet task of the table, for a row in one share. A task whose claims then find nothing
+     * goes quiet again and looks LOOK_INTERVAL_MS later, not at once: arming at once would have the next writer of a
+     * busy share NOTIFY again and wake it, over and over (a task whose share is empty beside one hot subject: 100+
+     * claims and 30-50 NOTIFYs a second, found by review). No writer of its share was busy, so there is no race for a
+     * first look to close. The control: a spell that found rows looks at once.
+     */
+    @Test
+    void aTaskWokenForAnotherSharesRowLooksAtTheLookIntervalNotAtOnce() {
+        ClaimPacer pacer = quiet();
+        looksUntilTheLongestGap(pacer);
+        now += 100;
+        pacer.wake();
+        claim(pacer, 0);
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        int armed = flag.arms;
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("no look before the interval").isNull();
+        assertThat(flag.arms).isEqualTo(armed);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0);
+        assertThat(flag.arms).isEqualTo(armed + 1);
+
+        now += 1;
+        pacer.wake();
+        claim(pacer, 1);
+        while (pacer.state() == ClaimPacer.State.ACTIVE) {
+            now += pacer.waitMs(now, true);
+            claim(pacer, 0);
+        }
+        assertThat(pacer.next(now, true)).as("the control: rows found, the first look at once").isNotNull();
+    }
+
+    /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
+    @Test
+    void aLongPaceNeverStretchesTheLooksPastTheLookInterval() {
+        ClaimPacer pacer = new ClaimPacer(now, true, 1_000, 1_000, SWEEP, POLL);
+        pacer.useFlag(flag, ears);
+        for (int i = 0; i < 4; i++) { // active for 3 s: LISTEN off
+            claim(pacer, 3);
+            now += 1_000;
+        }
+        assertThat(ears.asked).isFalse();
+        ears.done();
+        claim(pacer, 0);
+        now += 1_000;
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(ears.asked).as("LISTEN asked for: the first look waits for it, but not a whole pace").isTrue();
+        ears.done();
+        for (int i = 0; i < 6; i++) {
+            long gap = 0;
+            while (pacer.next(now + gap, true) == null) {
+                gap++;
+            }
+            assertThat(gap).as("look %d", i).isLessThanOrEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+            now += gap;
+            pacer.claimed(now, 0, false);
+        }
+        assertThat(flag.arms).isPositive();
+    }
+
+    /**
      * Rows that a look finds came without a NOTIFY: the task is active again, and asks its LISTEN session to prove
      * it is alive (a dead one would leave every row to the looks). The control: rows a NOTIFY announced check
      * nothing.
@@ -287,7 +357,7 @@ class ClaimPacerTest {
     /** An arming that fails (not for privilege) delays only the NOTIFYs: the looks claim all the same, said once. */
     @Test
     void aFailingArmingStillClaimsAtEveryLookAndNeverFailsThePass() {
-        ClaimPacer pacer = twoEmptyClaims(listening());
+        ClaimPacer pacer = idleAfterRows(listening());
         flag.armFailure = new SQLException("canceling statement due to statement timeout", "57014");
         try (LogCapture logs = LogCapture.start()) {
             claim(pacer, 0);
@@ -309,7 +379,7 @@ class ClaimPacerTest {
      */
     @Test
     void anArmingRefusedForPrivilegeStopsArmingAndPollsWhileQuiet() {
-        ClaimPacer pacer = twoEmptyClaims(listening());
+        ClaimPacer pacer = idleAfterRows(listening());
         flag.armFailure = new SQLException("permission denied for sequence events_wakeup", "42501");
         try (LogCapture logs = LogCapture.start()) {
             claim(pacer, 0); // the first look: refused, its claim goes ahead
@@ -441,7 +511,7 @@ class ClaimPacerTest {
         ClaimPacer other = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
         other.useFlag(control, new ClaimPacer.Listener() {
         });
-        twoEmptyClaims(other);
+        idleAfterRows(other);
         assertThat(other.next(now, true)).isNotNull();
         assertThat(control.arms).as("the control: armed at once").isOne();
     }

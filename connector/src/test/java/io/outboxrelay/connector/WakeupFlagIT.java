@@ -19,8 +19,8 @@ import org.postgresql.PGNotification;
 
 /**
  * The wake-up flag against a real PostgreSQL (docs/wakeup.md): writers NOTIFY only while a relay task has
- * armed the flag, every clear moves the count a waiting task looks at, and a writer that read the flag down
- * just before a task armed it cannot leave its row waiting for the sweep. Every step is ordered by the test
+ * armed the flag, every clear moves the count that tasks of earlier versions read, an arming writes only where the
+ * flag is down, and a writer that read the flag down just before a task armed it is claimed by the next look. Every step is ordered by the test
  * itself (open transactions, commits), never by timing.
  */
 class WakeupFlagIT {
@@ -49,7 +49,7 @@ class WakeupFlagIT {
         return db.queryLong("SELECT last_value FROM events_wakeup");
     }
 
-    /** The count of the flag's clears as a look reads it (0 before the first). */
+    /** The count of the flag's clears (0 before the first). */
     private static long clears() {
         return db.queryLong("SELECT COALESCE(pg_sequence_last_value('events_wakeup_clears'), 0)");
     }
@@ -348,6 +348,33 @@ class WakeupFlagIT {
         wakeupFlag().arm();
         assertThat(flag()).isEqualTo(1);
         assertThat(clears()).isEqualTo(token + 1);
+    }
+
+    /**
+     * The arming reads and sets the flag, and counts a clear only where the role may: a role with the flag's grants
+     * alone uses the wake-up (until 2026-12-06 the relay also read the count, and such a role was kept polling). The
+     * control: without UPDATE on the flag it may not.
+     */
+    @Test
+    void aRoleWithTheFlagsGrantsAloneArmsWithoutAnyGrantOnTheCount() throws Exception {
+        String role = "wakeup_flag_only_" + System.nanoTime();
+        db.execute("CREATE ROLE " + role + " LOGIN; GRANT SELECT, UPDATE ON SEQUENCE events_wakeup TO " + role);
+        try (HikariDataSource asRole = new TestDatabase(db.name(), db.jdbcUrl(), role, db.password()).pool(role, 1)) {
+            WakeupFlag wakeup = WakeupFlag.of(asRole, "events");
+            db.execute("SELECT setval('events_wakeup', 0, true)");
+            long token = clears();
+            wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
+            assertThat(clears()).as("not counted: the role may not").isEqualTo(token);
+            wakeup.arm();
+            assertThat(flag()).isEqualTo(1);
+
+            db.execute("REVOKE UPDATE ON SEQUENCE events_wakeup FROM " + role);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> WakeupFlag.of(asRole, "events"))
+                .isInstanceOf(WakeupFlag.NotPermitted.class).hasMessageContaining("GRANT SELECT, UPDATE ON SEQUENCE");
+        } finally {
+            db.execute("DROP OWNED BY " + role + "; DROP ROLE " + role);
+        }
     }
 
     /**
