@@ -280,9 +280,10 @@ BEGIN
   IF s IS NULL OR s = '' OR n = '' THEN
     RAISE EXCEPTION 'outbox_relay.outbox_table % names no table (schema %)', configured, s;
   END IF;
-  -- How often a writer has taken the flag down. Relay versions before 2026-12-06 read it while they wait (a moved
-  -- count: a clear whose NOTIFY never reached the task); later ones claim at every look instead and keep it for
-  -- them during a rolling upgrade. Not transactional, like the flag: a clear counts at once, rolled back or not.
+  -- How often a writer has taken the flag down. A relay task that waits reads it: when it moved since the
+  -- task armed the flag, a writer cleared it, and the task claims whether or not that writer's NOTIFY reached
+  -- it (the writer rolled back, the NOTIFY queue was too full for it, LISTEN was down, or another task armed
+  -- the flag again since). Not transactional, like the flag: a clear counts at once, rolled back or not.
   EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I.%I AS bigint', s, n || '_wakeup_clears');
   EXECUTE format('GRANT SELECT ON SEQUENCE %I.%I TO outbox_relay', s, n || '_wakeup_clears');
 
@@ -768,8 +769,9 @@ BEGIN
 
   -- As its owner, like the trigger (callers need no grant on the sequences), and for any role that may call it: a
   -- wake changes no row and costs one claim of each waiting task, less than what any role may cause with NOTIFY. The
-  -- count moves at once, not at commit, as a writer's clear does; a task whose NOTIFY is lost claims the rows at its
-  -- next look (docs/wakeup.md). A requeue writes its rows before it wakes.
+  -- count moves at once, not at commit, as a writer's clear does: a task that sees it claims, and as it finds nothing
+  -- and arms again it notes the transactions in progress and claims as they end (docs/wakeup.md), so a requeue must
+  -- have written its rows (and so have its transaction id) before it wakes.
   EXECUTE format($ddl$
     CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$

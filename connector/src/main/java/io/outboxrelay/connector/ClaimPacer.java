@@ -14,10 +14,11 @@ import org.slf4j.LoggerFactory;
  *       NOTIFY, a NOTIFY that reaches the task changes nothing, and after {@link #DEAF_AFTER_MS} active the task
  *       turns LISTEN off. Once its claims have found nothing for the idle time (two claims at least) it turns
  *       LISTEN on again and goes QUIET.
- *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims, first at once (a pace
- *       later when LISTEN was off), then a pace later, the gap doubling up to {@link #LOOK_INTERVAL_MS}; while it
- *       polls (no flag it may use, or LISTEN off) every {@code outbox.poll.interval.ms}. A NOTIFY makes it claim at
- *       once. Whatever a NOTIFY failed to tell (a writer that read the flag down before the arming, a clear rolled
+ *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims. After a spell that
+ *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
+ *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
+ *       {@link #LOOK_INTERVAL_MS} from the first; while it polls (no flag it may use, or LISTEN off) every
+ *       {@code outbox.poll.interval.ms}. A NOTIFY makes it claim at once. Whatever a NOTIFY failed to tell (a writer that read the flag down before the arming, a clear rolled
  *       back or never sent, a dead LISTEN session, a row whose backoff ended) is claimed by the next look.
  * </ul>
  * A claim that finds rows makes the task ACTIVE. Task thread only, except {@link #wake()}.

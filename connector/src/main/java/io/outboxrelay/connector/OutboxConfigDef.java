@@ -113,7 +113,8 @@ final class OutboxConfigDef {
                 "Channel the outbox trigger NOTIFYs on, on an insert while a relay task waits (the table's"
                     + " <table>_wakeup flag is armed).", OUTBOX_GROUP, ++order, Width.MEDIUM, "Notify channel")
             .define(SWEEP_INTERVAL_MS, Type.LONG, 60_000L, Range.atLeast(100), Importance.LOW,
-                "Periodic claim in every state, behind the looks of quiet tasks (which claim every 250 ms): the"
+                "Periodic claim in every state, behind the looks of quiet tasks (which claim every 250 ms, or every"
+                    + " outbox.poll.interval.ms while they poll): the"
                     + " last line for leases that expired and notifications lost; a task without a usable wake-up flag"
                     + " also looks for one at each sweep.", OUTBOX_GROUP, ++order, Width.SHORT, "Sweep interval (ms)")
             .define(POLL_INTERVAL_MS, Type.LONG, 1_000L, Range.atLeast(10), Importance.LOW,
@@ -131,7 +132,8 @@ final class OutboxConfigDef {
                     + " acknowledged meanwhile go with that claim. The relay's statements per second, not per commit,"
                     + " are what this bounds: larger costs the database less, smaller adds less latency. Once claims"
                     + " find nothing the task waits for a NOTIFY instead, and looks (arms the wake-up flag and claims) at"
-                    + " once, then a linger later, the gap doubling up to 250 ms (docs/wakeup.md). 0 is read as 1.",
+                    + " once after a spell with rows, then a linger later, the gap doubling up to 250 ms"
+                    + " (docs/wakeup.md). 0 is read as 1.",
                 OUTBOX_GROUP, ++order, Width.SHORT, "Linger (ms)")
             .define(LINGER_MAX_MS, Type.LONG, DEFAULT_LINGER_MAX_MS, Range.between(0, 10_000), Importance.LOW,
                 "While rows keep arriving at a rate that brings fewer than twelve in outbox.linger.ms, a relay task"

@@ -54,10 +54,10 @@ final class WakeupFlag implements ClaimPacer.Flag {
             throw new NotPermitted(missing);
         }
         if (objects.hasCount() && !objects.mayAddToCount()) {
-            log.info("Role {} may read but not update {} (the outbox predates migration V9): its armings count no"
-                + " clear they find, which only relay tasks of earlier versions read; GRANT SELECT, UPDATE ON SEQUENCE"
-                + " {} TO outbox_relay (schemas/sql/outbox.sql does)", objects.role(), objects.clears(),
-                objects.clears());
+            log.info("Role {} may not update {} (the outbox predates migration V9, or the grant was taken): its"
+                + " armings count no clear they find, which only relay tasks of earlier versions read; GRANT SELECT,"
+                + " UPDATE ON SEQUENCE {} TO outbox_relay (schemas/sql/outbox.sql does)", objects.role(),
+                objects.clears(), objects.clears());
         }
         if (objects.hasFlag() && !objects.hasCount()) {
             log.warn("Outbox table {} has the wake-up flag but not the count of its clears (migration V4,"
