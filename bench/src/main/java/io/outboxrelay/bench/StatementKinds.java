@@ -1,5 +1,6 @@
 package io.outboxrelay.bench;
 
+import io.outboxrelay.common.DatabaseText;
 import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.connector.OutboxSourceConnector;
 import java.util.LinkedHashMap;
@@ -50,7 +51,9 @@ final class StatementKinds {
         NamedSql sql = NamedSql.load(OutboxSourceConnector.class, "outbox-relay.sql");
         Map<String, String> named = new LinkedHashMap<>();
         for (String name : sql.names()) {
-            named.put(name, sql.get(name));
+            // as the relay sends them: ClaimRows' and PoisonRows' text placeholders expanded (the logged claim
+            // matched no template before, and was counted a wake-up statement for its pg_notify)
+            named.put(name, DatabaseText.expand(sql.get(name)));
         }
         return new StatementKinds(named, writerSql);
     }

@@ -2,6 +2,7 @@ package io.outboxrelay.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outboxrelay.common.DatabaseText;
 import io.outboxrelay.common.NamedSql;
 import io.outboxrelay.connector.OutboxSourceConnector;
 import java.util.regex.Matcher;
@@ -17,7 +18,9 @@ class StatementKindsTest {
 
     /** A named statement as the relay sends it, then as the server logs it: its parameters and constants $1, $2, ... */
     private static String logged(String name) {
-        String sent = SHIPPED.bindable(name, "\"events\"", s -> s.replaceAll("\\{col\\.(\\w+)}", "\"$1\"")).sql();
+        // as the relay sends it: the text placeholders expanded (JdbcOutboxStore), then the columns
+        String sent = SHIPPED.bindable(name, "\"events\"",
+            s -> DatabaseText.expand(s).replaceAll("\\{col\\.(\\w+)}", "\"$1\"")).sql();
         return numbered(sent);
     }
 
