@@ -207,7 +207,9 @@ final class ClaimPacer {
         } else {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
-            if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
+            if (woken && cadence.idle(now)) {
+                claimAt = now; // a NOTIFY came during this claim: claim once more in this spell, then go quiet
+            } else if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
                 quiet(now, hearAgain());
             } else {
                 claimAt = now + pace;

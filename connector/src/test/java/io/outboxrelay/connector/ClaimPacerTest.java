@@ -294,6 +294,30 @@ class ClaimPacerTest {
         assertThat(pacer.next(now, true)).as("the control: rows found, the first look at once").isNotNull();
     }
 
+    /**
+     * A NOTIFY that arrives during the claim after which a busy task would go quiet is taken in the same spell: one
+     * more claim, then quiet with the first look at once, as after any spell with rows. Taken in a new spell, which
+     * finds nothing, it made the first look wait LOOK_INTERVAL_MS, and a writer that read the flag down just before
+     * would have waited as long (found by review).
+     */
+    @Test
+    void aNotifyDuringTheLastClaimOfABusySpellKeepsTheFirstLookAtOnce() {
+        ClaimPacer pacer = listening();
+        claim(pacer, 1);
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
+        now += ClaimCadence.IDLE_BEFORE_ARMING_MS;
+        ClaimPacer.Claim last = pacer.next(now, true);
+        assertThat(last).isNotNull();
+        pacer.wake(); // the LISTEN thread, while that claim runs
+        pacer.claimed(now, 0, false);
+        assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.next(now, true)).as("the first look at once").isNotNull();
+        assertThat(flag.arms).isOne();
+    }
+
     /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
     @Test
     void aLongPaceNeverStretchesTheLooksPastTheLookInterval() {
