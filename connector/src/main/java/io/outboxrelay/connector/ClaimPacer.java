@@ -208,7 +208,7 @@ final class ClaimPacer {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
             if (woken && cadence.idle(now)) {
-                claimAt = now; // a NOTIFY came during this claim: claim once more in this spell, then go quiet
+                claimAt = now + pace; // a NOTIFY came during this claim: once more in this spell (not back to back)
             } else if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
                 quiet(now, hearAgain());
             } else {

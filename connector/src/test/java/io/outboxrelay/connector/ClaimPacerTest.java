@@ -312,6 +312,9 @@ class ClaimPacerTest {
         pacer.wake(); // the LISTEN thread, while that claim runs
         pacer.claimed(now, 0, false);
         assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now, true)).as("a pace later, not back to back: a storm of NOTIFYs must not spin it")
+            .isNull();
+        now += PACE;
         claim(pacer, 0);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         assertThat(pacer.next(now, true)).as("the first look at once").isNotNull();
