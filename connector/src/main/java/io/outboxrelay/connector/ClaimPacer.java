@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
  *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
  *       {@link #LOOK_INTERVAL_MS} from the first; while it polls (no flag it may use, or LISTEN off) every
- *       {@code outbox.poll.interval.ms}. A NOTIFY makes it claim at once. Whatever a NOTIFY failed to tell (a writer that read the flag down before the arming, a clear rolled
- *       back or never sent, a dead LISTEN session, a row whose backoff ended) is claimed by the next look.
+ *       {@code outbox.poll.interval.ms}. A NOTIFY makes it claim at once. Whatever a NOTIFY failed to tell (a writer
+ *       that read the flag down before the arming, a clear rolled back or never sent, a dead LISTEN session, a row
+ *       whose backoff ended) is claimed by the next look.
  * </ul>
  * A claim that finds rows makes the task ACTIVE. Task thread only, except {@link #wake()}.
  */
@@ -161,7 +162,7 @@ final class ClaimPacer {
         return state != State.ACTIVE;
     }
 
-    /** Claim at {@code at} or sooner (a failed pass, rows given back, rows to stamp while not active). */
+    /** Claim at {@code at} or sooner (a failed pass, leases taken back, a subject released, stamps while quiet). */
     void request(long at) {
         claimAt = Math.min(claimAt, at);
     }
@@ -207,9 +208,8 @@ final class ClaimPacer {
         } else {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
-            if (woken && cadence.idle(now)) {
-                claimAt = now + pace; // a NOTIFY came during this claim: once more in this spell (not back to back)
-            } else if (emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
+            // a NOTIFY that came during this claim keeps the task in this spell for one more claim, a pace later
+            if (!woken && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
                 quiet(now, hearAgain());
             } else {
                 claimAt = now + pace;
@@ -275,8 +275,8 @@ final class ClaimPacer {
 
     /**
      * The claims found nothing for the idle time. After a spell that found rows, with a flag to arm, the first look
-     * comes at once ({@code listenAsked}: a pace later, for LISTEN to be in place) and the gaps double from a pace up to
-     * {@link #LOOK_INTERVAL_MS}: a writer that read the flag down just before the arming sends no NOTIFY, and its row
+     * comes at once ({@code listenAsked}: a pace later, for LISTEN to be in place) and the gaps double from a pace up
+     * to {@link #LOOK_INTERVAL_MS}: a writer that read the flag down just before the arming sends no NOTIFY, and its row
      * is claimed about as soon as it commits. Otherwise the looks are {@link #quietGapMs()} apart from the first: no
      * flag to arm, or a spell that found nothing (a NOTIFY wakes every task of the table, and a task that armed at once
      * each time would have the busy shares' next writer NOTIFY again and wake it, over and over).
