@@ -42,7 +42,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
      * {@code updatedRows} rows of another table.
      */
     record SteadyOptions(List<Integer> rates, int warmupSeconds, int seconds, int connections, int deliverySeconds,
-                         int updatedRows, int rounds) {
+                         int updatedRows, int rounds, boolean hotSubject) {
     }
 
     /** The issue's rates; quick mode keeps the two the targets judge. */
@@ -80,6 +80,9 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
           --steady-seconds=N  measured seconds per step of the steady phase (default 20; quick 4)
           --steady-updated-rows=N  rows of another table each transaction of the steady phase's second
                              workload updates (default 10; 0 leaves that workload out)
+          --steady-hot-subject  a third workload in the steady phase: every event on one subject, so one
+                             relay task's share holds them all and the other tasks' shares stay empty
+                             (the relay and its variants only)
           --steady-rounds=N  times every step of the steady phase runs, each round in its own order; a
                              contender's cost pools its rounds and shows each one's (default 2; quick 1)
         """.formatted(String.join(",", ALL_PHASES), join(SUSTAINABLE_RATES), join(STEADY_RATES),
@@ -105,6 +108,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
         Integer steadySeconds = null;
         Integer steadyUpdatedRows = null;
         Integer steadyRounds = null;
+        boolean steadyHotSubject = false;
         for (String a : args) {
             if (a.equals("--quick")) {
                 quick = true;
@@ -143,6 +147,8 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 steadySeconds = positive("--steady-seconds", a.substring("--steady-seconds=".length()));
             } else if (a.startsWith("--steady-rounds=")) {
                 steadyRounds = positive("--steady-rounds", a.substring("--steady-rounds=".length()));
+            } else if (a.equals("--steady-hot-subject")) {
+                steadyHotSubject = true;
             } else if (a.startsWith("--steady-updated-rows=")) {
                 steadyUpdatedRows = Integer.parseInt(a.substring("--steady-updated-rows=".length()));
             } else if (a.startsWith("--worker-heap=")) {
@@ -163,7 +169,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
                 new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES_QUICK, 1,
                     steadySeconds != null ? steadySeconds : 4, SUSTAINABLE_CONNECTIONS, 5,
                     steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS,
-                    steadyRounds != null ? steadyRounds : 1), help);
+                    steadyRounds != null ? steadyRounds : 1, steadyHotSubject), help);
         }
         return new BenchOptions(false, home, out, phases, debezium, heap, 200_000, 50_000, List.of(1000, 5000), 60,
             List.of(20_000, 200_000, 1_000_000), 20_000, 100, true, relayConfig, List.copyOf(relayVariants),
@@ -171,7 +177,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
             new SustainableOptions(sustainableRates, 3, 15, SUSTAINABLE_CONNECTIONS, 15),
             new SteadyOptions(steadyRates != null ? steadyRates : STEADY_RATES, 3, steadySeconds != null ? steadySeconds
                 : 20, SUSTAINABLE_CONNECTIONS, 15, steadyUpdatedRows != null ? steadyUpdatedRows : STEADY_UPDATED_ROWS,
-                steadyRounds != null ? steadyRounds : 2),
+                steadyRounds != null ? steadyRounds : 2, steadyHotSubject),
             help);
     }
 

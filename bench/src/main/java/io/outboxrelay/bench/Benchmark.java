@@ -474,6 +474,7 @@ public final class Benchmark {
         v.put("steadyWriterConnections", st.connections());
         v.put("steadyDeliverySeconds", st.deliverySeconds());
         v.put("steadyUpdatedRows", st.updatedRows());
+        v.put("steadyHotSubject", st.hotSubject());
     }
 
     /** What {@code git args} prints in the project's directory, trimmed; "" when git cannot tell. */

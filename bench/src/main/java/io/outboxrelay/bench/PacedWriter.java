@@ -32,17 +32,22 @@ final class PacedWriter {
     }
 
     /** One event per transaction: {@link BenchEvents#INSERT_ONE_SQL}. */
-    static final Transaction ONE_EVENT = new Transaction() {
-        @Override
-        public String sql() {
-            return BenchEvents.INSERT_ONE_SQL;
-        }
+    static final Transaction ONE_EVENT = oneEvent(BenchEvents.INSERT_ONE_SQL);
 
-        @Override
-        public void bind(PreparedStatement ps, long id) throws SQLException {
-            ps.setLong(1, id);
-        }
-    };
+    /** One event per transaction, by {@code sql}, whose one parameter is the event's id. */
+    static Transaction oneEvent(String sql) {
+        return new Transaction() {
+            @Override
+            public String sql() {
+                return sql;
+            }
+
+            @Override
+            public void bind(PreparedStatement ps, long id) throws SQLException {
+                ps.setLong(1, id);
+            }
+        };
+    }
 
     /** The latency phase's writer connections. */
     static final int CONNECTIONS = 4;

@@ -3,6 +3,7 @@ package io.outboxrelay.bench;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -30,6 +31,12 @@ final class SteadyPhase {
     record Workload(String key, String label, PacedWriter.Transaction transaction, List<String> setupSql) {
         static final Workload EVENTS = new Workload("events", "one event per transaction", PacedWriter.ONE_EVENT,
             List.of());
+        /**
+         * One event per transaction, all on one subject: one relay task's share takes every row and the others stay
+         * empty, woken by the busy share's NOTIFYs only (what a wake-up that arms too often costs shows here).
+         */
+        static final Workload HOT_SUBJECT = new Workload("hot-subject", "one event per transaction, all on subject "
+            + BenchEvents.HOT_SUBJECT, PacedWriter.oneEvent(BenchEvents.INSERT_ONE_HOT_SQL), List.of());
 
         /** One event and {@code rows} random rows of another table updated, in one statement, one commit. */
         static Workload eventsAndUpdates(int rows) {
@@ -44,6 +51,7 @@ final class SteadyPhase {
         BenchOptions.SteadyOptions o = b.options.steady();
         List<TableSetup> all = new ArrayList<>(List.of(relay()));
         List<TableSetup> withUpdates = new ArrayList<>(List.of(relay()));
+        List<TableSetup> relays = new ArrayList<>(List.of(relay()));
         if (b.options.debezium()) {
             all.add(TableSetup.debeziumTuned());
             all.add(TableSetup.debezium());
@@ -52,6 +60,7 @@ final class SteadyPhase {
         for (RelayVariant v : b.options.relayVariants()) {
             all.add(TableSetup.relay(v));
             withUpdates.add(TableSetup.relay(v));
+            relays.add(TableSetup.relay(v));
         }
         List<String> failures = new ArrayList<>();
         for (TableSetup s : all.subList(0, Math.min(2, all.size()))) {
@@ -59,15 +68,22 @@ final class SteadyPhase {
         }
         int group = 0;
         int order = 0;
-        List<Workload> workloads = o.updatedRows() > 0 ? List.of(Workload.EVENTS, Workload.eventsAndUpdates(o.updatedRows()))
-            : List.of(Workload.EVENTS);
+        // each workload with its contenders: WAL decoding's cost does not depend on the subjects
+        Map<Workload, List<TableSetup>> workloads = new LinkedHashMap<>();
+        workloads.put(Workload.EVENTS, all);
+        if (o.updatedRows() > 0) {
+            workloads.put(Workload.eventsAndUpdates(o.updatedRows()), withUpdates);
+        }
+        if (o.hotSubject()) {
+            workloads.put(Workload.HOT_SUBJECT, relays);
+        }
         for (int round = 1; round <= o.rounds(); round++) {
-            for (Workload w : workloads) {
+            for (Workload w : workloads.keySet()) {
                 StatementKinds kinds = StatementKinds.shipped(w.transaction().sql());
                 for (int rate : o.rates()) {
                     List<Results.SteadyStep> measured = new ArrayList<>();
                     // group + round: each round flips the order of the one before, whatever the number of groups
-                    for (TableSetup s : order(none(), w == Workload.EVENTS ? all : withUpdates, group++ + round - 1)) {
+                    for (TableSetup s : order(none(), workloads.get(w), group++ + round - 1)) {
                         try {
                             measured.add(step(b, w, rate, round, ++order, s, kinds));
                         } catch (Exception e) {

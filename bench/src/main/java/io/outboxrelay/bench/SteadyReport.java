@@ -16,7 +16,9 @@ final class SteadyReport {
         md.append("## Steady rate: CPU per event over the writers alone\n\n");
         md.append(String.format("%s writer connections commit at a fixed rate (durable commits) for %s s unmeasured,"
                 + " then %s s measured; workload `events`: one event per transaction, `events+%s-updates`: the event"
-                + " and %s random rows of another table in the same commit. Each step has a fresh database and starts"
+                + " and %s random rows of another table in the same commit, `hot-subject` (when run): one event per transaction,"
+                + " all on one subject, so one relay task's share holds every row and the other tasks' shares none."
+                + " Each step has a fresh database and starts"
                 + " after a CHECKPOINT. A contender's *us/event* is its step's CPU per second minus the no-connector"
                 + " step's (same workload and rate), over the events committed per second: what relaying costs on top"
                 + " of the writers. *of writers' own* = its PostgreSQL us/event over the no-connector step's"

@@ -87,6 +87,8 @@ class BenchOptionsTest {
         assertThat(quick.seconds()).isLessThan(full.seconds());
         assertThat(full.connections()).isEqualTo(16);
         assertThat(full.updatedRows()).isEqualTo(10);
+        assertThat(full.hotSubject()).as("the hot-subject workload only when asked").isFalse();
+        assertThat(BenchOptions.parse(new String[] {"--quick", "--steady-hot-subject"}).steady().hotSubject()).isTrue();
         assertThat(BenchOptions.parse(new String[] {"--phases=steady"}).runs("steady")).isTrue();
     }
 
