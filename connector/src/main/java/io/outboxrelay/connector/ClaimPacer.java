@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  *       the pace and the idle time below coming from {@link ClaimCadence}; the flag stays down, writers send no
  *       NOTIFY, a NOTIFY that reaches the task changes nothing, and after {@link #DEAF_AFTER_MS} active the task
  *       turns LISTEN off. Once its claims have found nothing for the idle time (two claims at least) it turns
- *       LISTEN on again and goes QUIET.
+ *       LISTEN on again and goes QUIET; a spell that has found no rows (woken for another share's, the start) goes
+ *       QUIET at its first empty claim.
  *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims. After a spell that
  *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
  *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
@@ -59,7 +60,7 @@ final class ClaimPacer {
     record Claim(boolean sweep) {
     }
 
-    /** Empty claims in a row, at least, before an active task goes quiet. */
+    /** Empty claims in a row, at least, before an active task whose spell found rows goes quiet. */
     static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
     /** The longest gap between a quiet task's looks (claims) while it waits for a NOTIFY. */
     static final long LOOK_INTERVAL_MS = 250;
@@ -208,8 +209,11 @@ final class ClaimPacer {
         } else {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
-            // a NOTIFY that came during this claim keeps the task in this spell for one more claim, a pace later
-            if (!woken && emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now)) {
+            // a spell without rows (woken for another share's, the start) ends at its first empty claim, one with
+            // rows once its claims found nothing for the idle time; a NOTIFY that came during this claim keeps the
+            // task in this spell for one more claim, a pace later
+            boolean over = !foundRows || emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now);
+            if (!woken && over) {
                 quiet(now, hearAgain());
             } else {
                 claimAt = now + pace;

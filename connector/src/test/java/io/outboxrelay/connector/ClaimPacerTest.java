@@ -274,9 +274,8 @@ class ClaimPacerTest {
         now += 100;
         pacer.wake();
         claim(pacer, 0);
-        now += pacer.waitMs(now, true);
-        claim(pacer, 0);
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.state()).as("a spell without rows ends at its first empty claim")
+            .isEqualTo(ClaimPacer.State.QUIET);
         int armed = flag.arms;
         assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("no look before the interval").isNull();
         assertThat(flag.arms).isEqualTo(armed);
@@ -319,6 +318,41 @@ class ClaimPacerTest {
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         assertThat(pacer.next(now, true)).as("the first look at once").isNotNull();
         assertThat(flag.arms).isOne();
+    }
+
+    /**
+     * A NOTIFY wakes every quiet task of the table, and all but one find nothing: such a spell ends at its first
+     * empty claim, so that a woken task neither claims twice for each NOTIFY of a busy share nor waits a whole pace
+     * (outbox.linger.ms, up to 1,000 ms) before its next claim, unarmed, while a row of its own share may come without
+     * a NOTIFY (found by review). So does a task's first spell, at start: before, it claimed for the idle time. The
+     * control: a spell that found rows goes quiet only after two empty claims over the idle time.
+     */
+    @Test
+    void aSpellThatFindsNoRowsEndsAtItsFirstEmptyClaimAndLooksAtTheLookInterval() {
+        ClaimPacer pacer = new ClaimPacer(now, true, 1_000, 1_000, SWEEP, POLL);
+        pacer.useFlag(flag, ears);
+        claim(pacer, 0);
+        assertThat(pacer.state()).as("at start").isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0);
+        assertThat(flag.arms).isOne();
+
+        now += 100;
+        pacer.wake();
+        claim(pacer, 0);
+        assertThat(pacer.state()).as("woken for another share's row").isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.waitMs(now, true)).as("the next claim, a look").isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0);
+        assertThat(flag.arms).isEqualTo(2);
+
+        now += 100;
+        pacer.wake();
+        claim(pacer, 1);
+        now += 1_000;
+        claim(pacer, 0);
+        assertThat(pacer.state()).as("the control: a spell with rows").isEqualTo(ClaimPacer.State.ACTIVE);
     }
 
     /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
@@ -455,7 +489,7 @@ class ClaimPacerTest {
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
         ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL);
-        twoEmptyClaims(pacer);
+        claim(pacer, 0);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         for (int i = 0; i < 3; i++) {
             assertThat(pacer.next(now + POLL - 1, true)).isNull();
@@ -473,7 +507,7 @@ class ClaimPacerTest {
     void aTaskWhoseRoleMayNotUseTheFlagPollsWhileQuietUntilItMay() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
         pacer.pollWithoutFlag(now, ears);
-        twoEmptyClaims(pacer);
+        claim(pacer, 0);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         for (int i = 0; i < 2; i++) {
             assertThat(pacer.next(now + POLL - 1, true)).isNull();
@@ -637,7 +671,7 @@ class ClaimPacerTest {
         ClaimPacer pacer = listening();
         long until = now + 2 * ClaimPacer.DEAF_AFTER_MS;
         for (int i = 0; now < until; i++) {
-            claim(pacer, i % 3 == 0 ? 0 : 1);
+            claim(pacer, i % 3 == 1 ? 0 : 1);
             now += PACE;
         }
         assertThat(ears.asked).as("LISTEN off").isFalse();
