@@ -2,9 +2,10 @@ package io.outboxrelay.connector;
 
 /**
  * How far apart an active task's claims are, and how long they must find nothing before the task arms the wake-up
- * flag: arithmetic over when the task's claims found how many rows. It holds no state of the wake-up and decides no
- * edge of it; {@link ClaimPacer} tells it what each active claim found and asks it for the pace and whether the idle
- * time is over (docs/wakeup.md, "ACTIVE: a claim every pace" and "The idle time"). Task thread only.
+ * flag (after a spell that found rows; one that found none ends at its empty claim, {@link ClaimPacer}): arithmetic
+ * over when the task's claims found how many rows. It holds no state of the wake-up and decides no edge of it;
+ * {@link ClaimPacer} tells it what each active claim found and asks it for the pace and whether the idle time is over
+ * (docs/wakeup.md, "ACTIVE: a claim every pace" and "The idle time"). Task thread only.
  */
 final class ClaimCadence {
     /**
@@ -20,8 +21,8 @@ final class ClaimCadence {
     /** How much of the task's arrival rate (and its mean gap) each claim's own reading makes up. */
     static final double RATE_SMOOTHING = 0.3;
     /**
-     * How long an active task's claims find nothing before it arms: a shorter gap in the rows of its share is
-     * no reason to make the next writer NOTIFY and every quiet task of the table claim.
+     * How long an active task's claims find nothing, in a spell that found rows, before it arms: a shorter gap in
+     * the rows of its share is no reason to make the next writer NOTIFY and every quiet task of the table claim.
      */
     static final long IDLE_BEFORE_ARMING_MS = 100;
     /**

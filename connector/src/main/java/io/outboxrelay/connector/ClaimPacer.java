@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
  *       the pace and the idle time below coming from {@link ClaimCadence}; the flag stays down, writers send no
  *       NOTIFY, a NOTIFY that reaches the task changes nothing, and after {@link #DEAF_AFTER_MS} active the task
  *       turns LISTEN off. Once its claims have found nothing for the idle time (two claims at least) it turns
- *       LISTEN on again and goes QUIET; a spell that has found no rows (woken for another share's, the start) goes
- *       QUIET at its first empty claim.
+ *       LISTEN on again and goes QUIET; a spell that has found no rows (woken for another share's, LISTEN back in
+ *       place, the start) goes QUIET at its empty claim (after one more claim, at most {@link #LOOK_INTERVAL_MS}
+ *       later, when a NOTIFY came during it).
  *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims. After a spell that
  *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
  *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
@@ -209,14 +210,15 @@ final class ClaimPacer {
         } else {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
-            // a spell without rows (woken for another share's, the start) ends at its first empty claim, one with
-            // rows once its claims found nothing for the idle time; a NOTIFY that came during this claim keeps the
-            // task in this spell for one more claim, a pace later
+            // a spell that has found no rows (woken for another share's, LISTEN back in place, the start) ends at its
+            // empty claim, one with rows once its claims found nothing for the idle time; a NOTIFY that came during
+            // this claim keeps the task in this spell for one more claim, a pace later (in a spell without rows, at
+            // most LOOK_INTERVAL_MS: the flag is down, and no NOTIFY tells of its share's rows meanwhile)
             boolean over = !foundRows || emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now);
             if (!woken && over) {
                 quiet(now, hearAgain());
             } else {
-                claimAt = now + pace;
+                claimAt = now + (foundRows ? pace : Math.min(pace, LOOK_INTERVAL_MS));
             }
         }
     }
@@ -253,7 +255,7 @@ final class ClaimPacer {
     }
 
     /**
-     * The claims found nothing for the idle time: LISTEN on again before the task waits for a NOTIFY.
+     * The task goes quiet: LISTEN on again before it waits for a NOTIFY.
      *
      * @return whether LISTEN was off and is asked for now (the first look waits a pace for it)
      */
@@ -278,7 +280,8 @@ final class ClaimPacer {
     }
 
     /**
-     * The claims found nothing for the idle time. After a spell that found rows, with a flag to arm, the first look
+     * The spell is over: its claims found nothing for the idle time, or it found no rows at all. After a spell that
+     * found rows, with a flag to arm, the first look
      * comes at once ({@code listenAsked}: a pace later, for LISTEN to be in place) and the gaps double from a pace up
      * to {@link #LOOK_INTERVAL_MS}: a writer that read the flag down just before the arming sends no NOTIFY, and its row
      * is claimed about as soon as it commits. Otherwise the looks are {@link #quietGapMs()} apart from the first: no

@@ -355,6 +355,32 @@ class ClaimPacerTest {
         assertThat(pacer.state()).as("the control: a spell with rows").isEqualTo(ClaimPacer.State.ACTIVE);
     }
 
+    /**
+     * A NOTIFY that arrives while a spell without rows makes its claim (another writer's clear, LISTEN back in place)
+     * may be for a row of the task's own share: one more claim, a pace later, but never more than LOOK_INTERVAL_MS
+     * (the flag is down: a row of its share committed meanwhile sends no NOTIFY). Then quiet.
+     */
+    @Test
+    void aNotifyDuringTheClaimOfASpellWithoutRowsBringsOneMoreClaimWithinTheLookInterval() {
+        ClaimPacer pacer = new ClaimPacer(now, true, 1_000, 1_000, SWEEP, POLL);
+        pacer.useFlag(flag, ears);
+        claim(pacer, 0);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0); // a look: QUIET, armed
+
+        now += 100;
+        pacer.wake();
+        assertThat(pacer.next(now, true)).isNotNull();
+        pacer.wake(); // the LISTEN thread, while that claim runs
+        pacer.claimed(now, 0, false);
+        assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now, true)).as("not back to back").isNull();
+        assertThat(pacer.waitMs(now, true)).as("the pace, capped").isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+    }
+
     /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
     @Test
     void aLongPaceNeverStretchesTheLooksPastTheLookInterval() {
