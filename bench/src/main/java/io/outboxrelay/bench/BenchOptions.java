@@ -80,7 +80,7 @@ record BenchOptions(boolean quick, Path home, Path out, Set<String> phases, bool
           --steady-seconds=N  measured seconds per step of the steady phase (default 20; quick 4)
           --steady-updated-rows=N  rows of another table each transaction of the steady phase's second
                              workload updates (default 10; 0 leaves that workload out)
-          --steady-hot-subject  a third workload in the steady phase: every event on one subject, so one
+          --steady-hot-subject  one more workload in the steady phase: every event on one subject, so one
                              relay task's share holds them all and the other tasks' shares stay empty
                              (the relay and its variants only)
           --steady-rounds=N  times every step of the steady phase runs, each round in its own order; a

@@ -6,7 +6,7 @@ import java.util.List;
  * Issue 23's done-when checks on the steady phase, at {@link #RATES}, for the relay (2 tasks, defaults) and each
  * {@code --relay-variant}: its total CPU per event at most the tuned Debezium's, and its PostgreSQL CPU per event at
  * most {@link #MAX_SHARE_OF_WRITERS_PCT} of what the writers' own commits cost PostgreSQL. Judged on the
- * one-event workload; the same checks on the workload with updated rows are shown as information.
+ * one-event workload; the same checks on the other workloads (updated rows, one hot subject) are shown as information.
  */
 final class SteadyTargets {
     static final List<Integer> RATES = List.of(500, 2000);

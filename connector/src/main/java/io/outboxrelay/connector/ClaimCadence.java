@@ -2,7 +2,7 @@ package io.outboxrelay.connector;
 
 /**
  * How far apart an active task's claims are, and how long they must find nothing before the task arms the wake-up
- * flag (after a spell that found rows; one that found none ends at its empty claim, {@link ClaimPacer}): arithmetic
+ * flag (after a spell that found rows; one that found none ends at its second, {@link ClaimPacer}): arithmetic
  * over when the task's claims found how many rows. It holds no state of the wake-up and decides no edge of it;
  * {@link ClaimPacer} tells it what each active claim found and asks it for the pace and whether the idle time is over
  * (docs/wakeup.md, "ACTIVE: a claim every pace" and "The idle time"). Task thread only.

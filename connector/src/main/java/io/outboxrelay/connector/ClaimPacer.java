@@ -11,11 +11,12 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>ACTIVE: rows keep arriving. The task claims a pace apart (at once after a claim that left rows in line),
  *       the pace and the idle time below coming from {@link ClaimCadence}; the flag stays down, writers send no
- *       NOTIFY, a NOTIFY that reaches the task changes nothing, and after {@link #DEAF_AFTER_MS} active the task
- *       turns LISTEN off. Once its claims have found nothing for the idle time (two claims at least) it turns
- *       LISTEN on again and goes QUIET; a spell that has found no rows (woken for another share's, LISTEN back in
- *       place, the start) goes QUIET at its empty claim (after one more claim, at most {@link #LOOK_INTERVAL_MS}
- *       later, when a NOTIFY came during it).
+ *       NOTIFY, a NOTIFY that reaches the task changes nothing (but see below), and after
+ *       {@link #DEAF_AFTER_MS} active the task turns LISTEN off. Once its claims have found nothing for the idle
+ *       time (two claims at least) it turns LISTEN on again and goes QUIET; a spell that has found no rows (woken
+ *       for another share's, LISTEN back in place, the start) goes QUIET at its second empty claim, a pace but at
+ *       most {@link #LOOK_INTERVAL_MS} after the first. A NOTIFY that came during the claim that would end a spell
+ *       brings one more claim.
  *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims. After a spell that
  *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
  *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
@@ -61,7 +62,7 @@ final class ClaimPacer {
     record Claim(boolean sweep) {
     }
 
-    /** Empty claims in a row, at least, before an active task whose spell found rows goes quiet. */
+    /** Empty claims in a row, at least, before an active task goes quiet. */
     static final int EMPTY_CLAIMS_BEFORE_ARMING = 2;
     /** The longest gap between a quiet task's looks (claims) while it waits for a NOTIFY. */
     static final long LOOK_INTERVAL_MS = 250;
@@ -210,11 +211,12 @@ final class ClaimPacer {
         } else {
             emptyClaims++;
             long pace = cadence.nothingFound(now);
-            // a spell that has found no rows (woken for another share's, LISTEN back in place, the start) ends at its
-            // empty claim, one with rows once its claims found nothing for the idle time; a NOTIFY that came during
-            // this claim keeps the task in this spell for one more claim, a pace later (in a spell without rows, at
-            // most LOOK_INTERVAL_MS: the flag is down, and no NOTIFY tells of its share's rows meanwhile)
-            boolean over = !foundRows || emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && cadence.idle(now);
+            // two empty claims at least; a spell that has found rows ends once they span the idle time, one that has
+            // found none (woken for another share's, LISTEN back in place, the start) at the second. A NOTIFY that
+            // came during this claim keeps the task in this spell for one more claim. The next claim comes a pace
+            // later; in a spell without rows at most LOOK_INTERVAL_MS (the flag is down: no NOTIFY tells of the
+            // share's rows meanwhile)
+            boolean over = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && (!foundRows || cadence.idle(now));
             if (!woken && over) {
                 quiet(now, hearAgain());
             } else {
@@ -280,13 +282,13 @@ final class ClaimPacer {
     }
 
     /**
-     * The spell is over: its claims found nothing for the idle time, or it found no rows at all. After a spell that
-     * found rows, with a flag to arm, the first look
-     * comes at once ({@code listenAsked}: a pace later, for LISTEN to be in place) and the gaps double from a pace up
-     * to {@link #LOOK_INTERVAL_MS}: a writer that read the flag down just before the arming sends no NOTIFY, and its row
-     * is claimed about as soon as it commits. Otherwise the looks are {@link #quietGapMs()} apart from the first: no
-     * flag to arm, or a spell that found nothing (a NOTIFY wakes every task of the table, and a task that armed at once
-     * each time would have the busy shares' next writer NOTIFY again and wake it, over and over).
+     * The spell is over: its claims found nothing for the idle time, or two found nothing in a spell without rows.
+     * After a spell that found rows, with a flag to arm, the first look comes at once ({@code listenAsked}: a pace
+     * later, for LISTEN to be in place) and the gaps double from a pace up to {@link #LOOK_INTERVAL_MS}: a writer
+     * that read the flag down just before the arming sends no NOTIFY, and its row is claimed about as soon as it
+     * commits. Otherwise the looks are {@link #quietGapMs()} apart from the first: no flag to arm, or a spell that
+     * found nothing (a NOTIFY wakes every task of the table, and a task that armed at once each time would have the
+     * busy shares' next writer NOTIFY again and wake it, over and over).
      */
     private void quiet(long now, boolean listenAsked) {
         state = State.QUIET;

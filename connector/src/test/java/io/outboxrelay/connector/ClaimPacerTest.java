@@ -274,8 +274,9 @@ class ClaimPacerTest {
         now += 100;
         pacer.wake();
         claim(pacer, 0);
-        assertThat(pacer.state()).as("a spell without rows ends at its first empty claim")
-            .isEqualTo(ClaimPacer.State.QUIET);
+        now += pacer.waitMs(now, true);
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         int armed = flag.arms;
         assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("no look before the interval").isNull();
         assertThat(flag.arms).isEqualTo(armed);
@@ -321,61 +322,73 @@ class ClaimPacerTest {
     }
 
     /**
-     * A NOTIFY wakes every quiet task of the table, and all but one find nothing: such a spell ends at its first
-     * empty claim, so that a woken task neither claims twice for each NOTIFY of a busy share nor waits a whole pace
-     * (outbox.linger.ms, up to 1,000 ms) before its next claim, unarmed, while a row of its own share may come without
-     * a NOTIFY (found by review). So does a task's first spell, at start: before, it claimed for the idle time. The
-     * control: a spell that found rows goes quiet only after two empty claims over the idle time.
+     * A NOTIFY wakes every quiet task of the table, and all but one find nothing. Such a spell, and a task's first
+     * at start, ends at its second empty claim, a pace after the first but never more than LOOK_INTERVAL_MS:
+     * outbox.linger.ms may be up to 1,000 ms, and the flag is down, so a row of the task's own share committed
+     * meanwhile sends no NOTIFY (found by review). At start the two claims need not span the idle time. The control:
+     * a spell that found rows keeps its pace (its bound is outbox.linger.max.ms).
      */
     @Test
-    void aSpellThatFindsNoRowsEndsAtItsFirstEmptyClaimAndLooksAtTheLookInterval() {
+    void aSpellWithoutRowsEndsAtItsSecondEmptyClaimAtMostTheLookIntervalAfterTheFirst() {
+        ClaimPacer started = listening();
+        claim(started, 0);
+        now += PACE;
+        claim(started, 0);
+        assertThat(started.state()).as("at start, a pace after the first claim").isEqualTo(ClaimPacer.State.QUIET);
+
         ClaimPacer pacer = new ClaimPacer(now, true, 1_000, 1_000, SWEEP, POLL);
         pacer.useFlag(flag, ears);
         claim(pacer, 0);
-        assertThat(pacer.state()).as("at start").isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(pacer.waitMs(now, true)).isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).isNull();
         now += ClaimPacer.LOOK_INTERVAL_MS;
         claim(pacer, 0);
+        assertThat(pacer.state()).as("a long pace, capped").isEqualTo(ClaimPacer.State.QUIET);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
+        claim(pacer, 0); // the first look
         assertThat(flag.arms).isOne();
 
         now += 100;
         pacer.wake();
         claim(pacer, 0);
-        assertThat(pacer.state()).as("woken for another share's row").isEqualTo(ClaimPacer.State.QUIET);
-        assertThat(pacer.waitMs(now, true)).as("the next claim, a look").isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(pacer.state()).as("woken for another share's row").isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).isNull();
         now += ClaimPacer.LOOK_INTERVAL_MS;
         claim(pacer, 0);
-        assertThat(flag.arms).isEqualTo(2);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(flag.arms).as("the next look arms, not this claim").isOne();
 
         now += 100;
         pacer.wake();
         claim(pacer, 1);
         now += 1_000;
         claim(pacer, 0);
-        assertThat(pacer.state()).as("the control: a spell with rows").isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS, true)).as("the control: a spell with rows").isNull();
     }
 
     /**
-     * A NOTIFY that arrives while a spell without rows makes its claim (another writer's clear, LISTEN back in place)
-     * may be for a row of the task's own share: one more claim, a pace later, but never more than LOOK_INTERVAL_MS
-     * (the flag is down: a row of its share committed meanwhile sends no NOTIFY). Then quiet.
+     * A NOTIFY that arrives while a spell without rows makes its last claim (another writer's clear, LISTEN back in
+     * place) may be for a row of the task's own share: one more claim, a pace later but never more than
+     * LOOK_INTERVAL_MS (the flag is down). Then quiet.
      */
     @Test
-    void aNotifyDuringTheClaimOfASpellWithoutRowsBringsOneMoreClaimWithinTheLookInterval() {
+    void aNotifyDuringTheLastClaimOfASpellWithoutRowsBringsOneMoreWithinTheLookInterval() {
         ClaimPacer pacer = new ClaimPacer(now, true, 1_000, 1_000, SWEEP, POLL);
         pacer.useFlag(flag, ears);
+        claim(pacer, 0);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
         claim(pacer, 0);
         now += ClaimPacer.LOOK_INTERVAL_MS;
         claim(pacer, 0); // a look: QUIET, armed
 
         now += 100;
         pacer.wake();
+        claim(pacer, 0);
+        now += ClaimPacer.LOOK_INTERVAL_MS;
         assertThat(pacer.next(now, true)).isNotNull();
         pacer.wake(); // the LISTEN thread, while that claim runs
         pacer.claimed(now, 0, false);
         assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
-        assertThat(pacer.next(now, true)).as("not back to back").isNull();
-        assertThat(pacer.waitMs(now, true)).as("the pace, capped").isEqualTo(ClaimPacer.LOOK_INTERVAL_MS);
+        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("a pace later, capped").isNull();
         now += ClaimPacer.LOOK_INTERVAL_MS;
         claim(pacer, 0);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
@@ -515,7 +528,7 @@ class ClaimPacerTest {
     @Test
     void withListenOffAQuietTaskClaimsEveryPollInterval() {
         ClaimPacer pacer = new ClaimPacer(now, false, PACE, PACE, SWEEP, POLL);
-        claim(pacer, 0);
+        twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         for (int i = 0; i < 3; i++) {
             assertThat(pacer.next(now + POLL - 1, true)).isNull();
@@ -533,7 +546,7 @@ class ClaimPacerTest {
     void aTaskWhoseRoleMayNotUseTheFlagPollsWhileQuietUntilItMay() {
         ClaimPacer pacer = new ClaimPacer(now, true, PACE, PACE, SWEEP, POLL);
         pacer.pollWithoutFlag(now, ears);
-        claim(pacer, 0);
+        twoEmptyClaims(pacer);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
         for (int i = 0; i < 2; i++) {
             assertThat(pacer.next(now + POLL - 1, true)).isNull();
@@ -697,7 +710,7 @@ class ClaimPacerTest {
         ClaimPacer pacer = listening();
         long until = now + 2 * ClaimPacer.DEAF_AFTER_MS;
         for (int i = 0; now < until; i++) {
-            claim(pacer, i % 3 == 1 ? 0 : 1);
+            claim(pacer, i % 3 == 0 ? 0 : 1);
             now += PACE;
         }
         assertThat(ears.asked).as("LISTEN off").isFalse();

@@ -422,7 +422,7 @@ class ExactlyOnceRelayTaskTest {
         assertThat(task.poll()).isNullOrEmpty();
         task.commit(); // an exactly-once worker, seen before the list below
         insert(1, 2);
-        clock.advance(1_000); // quiet since its first claim found nothing: it polls, every outbox.poll.interval.ms
+        clock.advance(OutboxSourceConnectorConfig.DEFAULT_LINGER_MAX_MS);
         List<SourceRecord> list = task.poll();
         assertThat(seqs(list)).containsExactly(1L, 2L);
         context.acknowledge(task, list.subList(0, 1), Set.of()); // sent before the pause, committed by it
