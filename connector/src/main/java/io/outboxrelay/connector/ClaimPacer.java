@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  *       {@link #DEAF_AFTER_MS} active the task turns LISTEN off. Once its claims have found nothing for the idle
  *       time (two claims at least) it turns LISTEN on again and goes QUIET; a spell that has found no rows (woken
  *       for another share's, LISTEN back in place, the start) goes QUIET at its second empty claim, a pace but at
- *       most {@link #LOOK_INTERVAL_MS} after the first. A NOTIFY that came during the claim that would end a spell
- *       brings one more claim.
+ *       most {@link #LOOK_INTERVAL_MS} (while polling, {@code outbox.poll.interval.ms} when shorter) after the
+ *       first. A NOTIFY that came during the claim that would end a spell brings one more claim.
  *   <li>QUIET: the task <em>looks</em>: it arms the flag (once LISTEN is in place) and claims. After a spell that
  *       found rows, first at once (a pace later when LISTEN was off), then a pace later, the gap doubling up to
  *       {@link #LOOK_INTERVAL_MS}; after one that found nothing (woken for another share's rows, at start), every
@@ -214,13 +214,13 @@ final class ClaimPacer {
             // two empty claims at least; a spell that has found rows ends once they span the idle time, one that has
             // found none (woken for another share's, LISTEN back in place, the start) at the second. A NOTIFY that
             // came during this claim keeps the task in this spell for one more claim. The next claim comes a pace
-            // later; in a spell without rows at most LOOK_INTERVAL_MS (the flag is down: no NOTIFY tells of the
-            // share's rows meanwhile)
+            // later; in a spell without rows no later than a quiet task's next look would come (the flag is down:
+            // no NOTIFY tells of the share's rows meanwhile)
             boolean over = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && (!foundRows || cadence.idle(now));
             if (!woken && over) {
                 quiet(now, hearAgain());
             } else {
-                claimAt = now + (foundRows ? pace : Math.min(pace, LOOK_INTERVAL_MS));
+                claimAt = now + (foundRows ? pace : Math.min(pace, Math.min(LOOK_INTERVAL_MS, quietGapMs())));
             }
         }
     }

@@ -394,6 +394,32 @@ class ClaimPacerTest {
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
     }
 
+    /**
+     * While a task polls (LISTEN off here), its share's rows wait at most outbox.poll.interval.ms for a quiet task's
+     * next claim: a spell without rows, at start, must not space its two claims wider when outbox.linger.ms is longer
+     * than the poll interval (found by review). The control: with LISTEN on, the look interval is the bound.
+     */
+    @Test
+    void aPollingSpellWithoutRowsSpacesItsClaimsNoWiderThanThePollInterval() {
+        long poll = 50;
+        ClaimPacer polling = new ClaimPacer(now, false, 200, 200, SWEEP, poll);
+        claim(polling, 0);
+        assertThat(polling.next(now + poll - 1, true)).isNull();
+        now += poll;
+        claim(polling, 0);
+        assertThat(polling.state()).isEqualTo(ClaimPacer.State.QUIET);
+        now += poll;
+        claim(polling, 0); // the first poll of the quiet task: as far apart
+
+        ClaimPacer listening = new ClaimPacer(now, true, 200, 200, SWEEP, poll);
+        listening.useFlag(flag, ears);
+        claim(listening, 0);
+        assertThat(listening.next(now + 199, true)).as("the control: a pace, under the look interval").isNull();
+        now += 200;
+        claim(listening, 0);
+        assertThat(listening.state()).isEqualTo(ClaimPacer.State.QUIET);
+    }
+
     /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
     @Test
     void aLongPaceNeverStretchesTheLooksPastTheLookInterval() {
