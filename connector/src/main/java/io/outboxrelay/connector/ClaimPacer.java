@@ -214,8 +214,9 @@ final class ClaimPacer {
             // two empty claims at least; a spell that has found rows ends once they span the idle time, one that has
             // found none (woken for another share's, LISTEN back in place, the start) at the second. A NOTIFY that
             // came during this claim keeps the task in this spell for one more claim. The next claim comes a pace
-            // later; in a spell without rows no later than a quiet task's next look would come (the flag is down:
-            // no NOTIFY tells of the share's rows meanwhile)
+            // later; in a spell without rows at most LOOK_INTERVAL_MS, or the poll interval while polling when that
+            // is shorter: no later than a quiet task's next look (the flag is down, no NOTIFY tells of the share's
+            // rows meanwhile)
             boolean over = emptyClaims >= EMPTY_CLAIMS_BEFORE_ARMING && (!foundRows || cadence.idle(now));
             if (!woken && over) {
                 quiet(now, hearAgain());

@@ -397,7 +397,7 @@ class ClaimPacerTest {
     /**
      * While a task polls (LISTEN off here), its share's rows wait at most outbox.poll.interval.ms for a quiet task's
      * next claim: a spell without rows, at start, must not space its two claims wider when outbox.linger.ms is longer
-     * than the poll interval (found by review). The control: with LISTEN on, the look interval is the bound.
+     * than the poll interval (found by review). The control: with LISTEN on, the pace (under the look interval).
      */
     @Test
     void aPollingSpellWithoutRowsSpacesItsClaimsNoWiderThanThePollInterval() {
@@ -418,6 +418,32 @@ class ClaimPacerTest {
         now += 200;
         claim(listening, 0);
         assertThat(listening.state()).isEqualTo(ClaimPacer.State.QUIET);
+    }
+
+    /**
+     * The same bound for a task that polls because the role may not use the table's flag (LISTEN on, so NOTIFYs
+     * still come): a NOTIFY during the last claim of a spell without rows brings one more claim within the poll
+     * interval, then the task is quiet and polls.
+     */
+    @Test
+    void aNotifyDuringTheLastClaimOfAPollingSpellWithoutRowsBringsOneMoreWithinThePollInterval() {
+        long poll = 50;
+        ClaimPacer pacer = new ClaimPacer(now, true, 200, 200, SWEEP, poll);
+        pacer.pollWithoutFlag(now, ears);
+        claim(pacer, 0);
+        now += poll;
+        assertThat(pacer.next(now, true)).isNotNull();
+        pacer.wake(); // the LISTEN thread, while that claim runs
+        pacer.claimed(now, 0, false);
+        assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
+        assertThat(pacer.next(now + poll - 1, true)).isNull();
+        now += poll;
+        claim(pacer, 0);
+        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        assertThat(pacer.next(now + poll - 1, true)).as("then it polls").isNull();
+        now += poll;
+        claim(pacer, 0);
+        assertThat(flag.arms).as("no flag to arm").isZero();
     }
 
     /** outbox.linger.ms may be up to 1,000 ms: the looks of a quiet task stay LOOK_INTERVAL_MS apart at most. */
