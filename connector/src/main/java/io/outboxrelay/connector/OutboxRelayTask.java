@@ -108,6 +108,20 @@ public class OutboxRelayTask extends SourceTask {
             connector.pollInterval().toMillis());
         String incarnation = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
         backend = backends.open(config, incarnation, this::notified, this::notified);
+        try {
+            assemble(connector, namesRows, now);
+        } catch (RuntimeException e) {
+            // Connect calls stop() after a failed start(); it finds nothing to do, so close what is open here (the
+            // pool's sessions, the LISTEN session and its thread would stay open for the worker's lifetime)
+            stopMaintenance();
+            backend.close();
+            backend = null;
+            throw e;
+        }
+    }
+
+    /** The task's parts over the opened backend. */
+    private void assemble(OutboxSourceConnectorConfig connector, boolean namesRows, long now) {
         store = backend.store();
         held = new HeldRows(connector.toleratesAllErrors(), this::rowSettled);
         Backoff backoff = new Backoff(connector.backoffInitial().toMillis(), connector.backoffMax().toMillis());
@@ -373,8 +387,8 @@ public class OutboxRelayTask extends SourceTask {
      */
     @Override
     public void stop() {
-        if (config == null) {
-            return;
+        if (backend == null) {
+            return; // never started, or start() failed and closed what it had opened
         }
         metricsRegistry.close();
         stopMaintenance();

@@ -78,6 +78,39 @@ class OutboxRelayTaskTest {
         return records.stream().map(r -> ((Struct) r.value()).getInt64("seq")).toList();
     }
 
+    /**
+     * A step of start() after the backend opened fails (here: reading the replay requests): start() closes the
+     * backend before it throws, since the stop() that Connect calls next has nothing to work on, and the sessions
+     * would stay open for the worker's lifetime. That stop() does nothing, and closes nothing twice.
+     */
+    @Test
+    void aStartThatFailsAfterTheBackendOpenedClosesItAndStopDoesNothing() {
+        int[] closed = {0};
+        Map<String, String> props = Map.of("name", "relay", "connection.url", "jdbc:postgresql://localhost/test",
+            "subscriptions", "orders", "outbox.listen.enabled", "false");
+        OutboxRelayTask failing = new OutboxRelayTask(clock, (config, incarnation, onNotify, onListening) ->
+            new RelayBackend() {
+                @Override
+                public OutboxStore store() {
+                    return store;
+                }
+
+                @Override
+                public ReplayStore replays() {
+                    throw new IllegalStateException("replay requests unreadable");
+                }
+
+                @Override
+                public void close() {
+                    closed[0]++;
+                }
+            });
+        assertThatThrownBy(() -> failing.start(props)).hasMessageContaining("replay requests unreadable");
+        assertThat(closed[0]).as("closed by start()").isOne();
+        failing.stop();
+        assertThat(closed[0]).as("stop() after the failed start").isOne();
+    }
+
     @Test
     void acknowledgedRowsAreStampedWithWhereTheirRecordsWent() throws Exception {
         store.insert(1, "a");
