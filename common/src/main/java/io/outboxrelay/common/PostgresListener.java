@@ -138,13 +138,14 @@ public final class PostgresListener implements AutoCloseable {
                 firstConnect = false;
                 delayMs = 500;
                 serve(c);
-            } catch (SQLException e) {
+            } catch (SQLException | RuntimeException e) {
+                // a RuntimeException too (an owner's callback that failed): a thread ended by it would be gone for
+                // good, without a word, and its owner would wait for NOTIFYs nobody hears
                 connected = false;
                 if (stopped.getCount() == 0) {
                     return;
                 }
-                log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. The periodic sweep or scan covers"
-                    + " what is written meanwhile.", channel, e.getMessage(), e.getSQLState(), delayMs);
+                lost(e, delayMs);
                 try {
                     if (stopped.await(delayMs, TimeUnit.MILLISECONDS)) {
                         return;
@@ -160,6 +161,16 @@ public final class PostgresListener implements AutoCloseable {
                 heard = false;
                 applied = -1;
             }
+        }
+    }
+
+    private void lost(Exception e, long delayMs) {
+        if (e instanceof SQLException sql) {
+            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. The periodic sweep or scan covers"
+                + " what is written meanwhile.", channel, sql.getMessage(), sql.getSQLState(), delayMs);
+        } else {
+            log.warn("LISTEN {} failed ({}); reconnecting in {} ms. The periodic sweep or scan covers what is"
+                + " written meanwhile.", channel, e, delayMs, e);
         }
     }
 

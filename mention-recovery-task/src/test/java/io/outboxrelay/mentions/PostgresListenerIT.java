@@ -71,6 +71,36 @@ class PostgresListenerIT {
     }
 
     /**
+     * An owner's callback that throws (a bug, or a runtime failure inside it) must not end the LISTEN thread without
+     * a word: the thread would be gone for good, the owner would keep arming for NOTIFYs nobody hears. The listener
+     * reconnects, tells the owner LISTEN is in place again, and the next NOTIFY arrives.
+     */
+    @Test
+    void aCallbackThatThrowsDoesNotEndTheListener() throws Exception {
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", "listener-throws");
+        Runnable throwsOnce = () -> {
+            if (notified.incrementAndGet() == 1) {
+                throw new IllegalStateException("the owner's callback failed");
+            }
+        };
+        try (PostgresListener listener = new PostgresListener(settings, "listener_throws", throwsOnce,
+                listening::incrementAndGet, "listener-throws");
+             Connection owner = pg.owner(url)) {
+            listener.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+            owner.createStatement().execute("SELECT pg_notify('listener_throws', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1);
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 2);
+            owner.createStatement().execute("SELECT pg_notify('listener_throws', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 2);
+        }
+    }
+
+    /**
      * A half-open session (nothing arrives and nothing says so, as when a firewall dropped the connection's
      * state) is found when the owner asks the listener to prove itself alive: its probe gets no answer in
      * time and the listener opens a new session. The control: without the ask, nothing happens in that time.
