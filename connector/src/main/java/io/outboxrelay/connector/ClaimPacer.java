@@ -172,7 +172,8 @@ final class ClaimPacer {
 
     /**
      * Before a pass: whether to claim now; a quiet task's claim is a look, and arms the flag first (a failed arming
-     * only delays the wake-up: it never fails the pass or its stamps). Without {@code room} nothing is used up.
+     * only delays the wake-up: it never fails the pass or its stamps). Without {@code room} no claim, arming or
+     * sweep is used up (a NOTIFY still makes a quiet task ACTIVE, its claim due once there is room).
      */
     Claim next(long now, boolean room) {
         if (woken) {
