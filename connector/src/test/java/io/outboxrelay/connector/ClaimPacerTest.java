@@ -383,13 +383,26 @@ class ClaimPacerTest {
         now += 100;
         pacer.wake();
         claim(pacer, 0);
-        now += ClaimPacer.LOOK_INTERVAL_MS;
+        notifyDuringTheSecondClaim(pacer, ClaimPacer.LOOK_INTERVAL_MS);
+    }
+
+    /**
+     * A spell without rows whose first claim was just made: a NOTIFY comes during its second claim, {@code bound}
+     * later, and brings one more claim, {@code bound} later again at most; then the task is quiet.
+     */
+    private void notifyDuringTheSecondClaim(ClaimPacer pacer, long bound) {
+        now += bound;
         assertThat(pacer.next(now, true)).isNotNull();
         pacer.wake(); // the LISTEN thread, while that claim runs
         pacer.claimed(now, 0, false);
         assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
-        assertThat(pacer.next(now + ClaimPacer.LOOK_INTERVAL_MS - 1, true)).as("a pace later, capped").isNull();
-        now += ClaimPacer.LOOK_INTERVAL_MS;
+        lastClaimAfter(pacer, bound);
+    }
+
+    /** The last claim of a spell without rows: {@code gap} later and not sooner; then the task is quiet. */
+    private void lastClaimAfter(ClaimPacer pacer, long gap) {
+        assertThat(pacer.next(now + gap - 1, true)).as("not before %d ms", gap).isNull();
+        now += gap;
         claim(pacer, 0);
         assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
     }
@@ -403,21 +416,19 @@ class ClaimPacerTest {
     void aPollingSpellWithoutRowsSpacesItsClaimsNoWiderThanThePollInterval() {
         long poll = 50;
         ClaimPacer polling = new ClaimPacer(now, false, 200, 200, SWEEP, poll);
-        claim(polling, 0);
-        assertThat(polling.next(now + poll - 1, true)).isNull();
-        now += poll;
-        claim(polling, 0);
-        assertThat(polling.state()).isEqualTo(ClaimPacer.State.QUIET);
+        twoClaimsWithoutRows(polling, poll);
         now += poll;
         claim(polling, 0); // the first poll of the quiet task: as far apart
 
         ClaimPacer listening = new ClaimPacer(now, true, 200, 200, SWEEP, poll);
         listening.useFlag(flag, ears);
-        claim(listening, 0);
-        assertThat(listening.next(now + 199, true)).as("the control: a pace, under the look interval").isNull();
-        now += 200;
-        claim(listening, 0);
-        assertThat(listening.state()).isEqualTo(ClaimPacer.State.QUIET);
+        twoClaimsWithoutRows(listening, 200); // the control: a pace, under the look interval
+    }
+
+    /** A spell without rows: a claim now, the second {@code gap} later and not sooner; then the task is quiet. */
+    private void twoClaimsWithoutRows(ClaimPacer pacer, long gap) {
+        claim(pacer, 0);
+        lastClaimAfter(pacer, gap);
     }
 
     /**
@@ -431,15 +442,7 @@ class ClaimPacerTest {
         ClaimPacer pacer = new ClaimPacer(now, true, 200, 200, SWEEP, poll);
         pacer.pollWithoutFlag(now, ears);
         claim(pacer, 0);
-        now += poll;
-        assertThat(pacer.next(now, true)).isNotNull();
-        pacer.wake(); // the LISTEN thread, while that claim runs
-        pacer.claimed(now, 0, false);
-        assertThat(pacer.state()).as("one more claim first").isEqualTo(ClaimPacer.State.ACTIVE);
-        assertThat(pacer.next(now + poll - 1, true)).isNull();
-        now += poll;
-        claim(pacer, 0);
-        assertThat(pacer.state()).isEqualTo(ClaimPacer.State.QUIET);
+        notifyDuringTheSecondClaim(pacer, poll);
         assertThat(pacer.next(now + poll - 1, true)).as("then it polls").isNull();
         now += poll;
         claim(pacer, 0);
