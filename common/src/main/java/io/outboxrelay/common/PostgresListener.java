@@ -166,11 +166,13 @@ public final class PostgresListener implements AutoCloseable {
 
     private void lost(Exception e, long delayMs) {
         if (e instanceof SQLException sql) {
-            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. The periodic sweep or scan covers"
-                + " what is written meanwhile.", channel, sql.getMessage(), sql.getSQLState(), delayMs);
+            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. Meanwhile a relay task's looks (250 ms"
+                + " apart at most) or mention recovery's periodic scan find what is written.", channel,
+                sql.getMessage(), sql.getSQLState(), delayMs);
         } else {
-            log.warn("LISTEN {} failed ({}); reconnecting in {} ms. The periodic sweep or scan covers what is"
-                + " written meanwhile.", channel, e, delayMs, e);
+            log.warn("LISTEN {} failed ({}); reconnecting in {} ms. Meanwhile a relay task's looks (250 ms apart at"
+                + " most) or mention recovery's periodic scan find what is written; nothing is lost. This is a fault"
+                + " of the connector: please report it with this stack trace.", channel, e, delayMs, e);
         }
     }
 

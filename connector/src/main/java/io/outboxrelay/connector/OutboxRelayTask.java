@@ -110,11 +110,16 @@ public class OutboxRelayTask extends SourceTask {
         backend = backends.open(config, incarnation, this::notified, this::notified);
         try {
             assemble(connector, namesRows, now);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // Connect calls stop() after a failed start(); it finds nothing to do, so close what is open here (the
-            // pool's sessions, the LISTEN session and its thread would stay open for the worker's lifetime)
-            stopMaintenance();
-            backend.close();
+            // pool, the LISTEN session and its thread would stay open for the worker's lifetime). No step here is
+            // known to fail; a bug or an Error (a class that fails to load, no memory for a thread) may
+            try {
+                stopMaintenance();
+                backend.close();
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             backend = null;
             throw e;
         }

@@ -48,16 +48,16 @@ interface RelayBackend extends AutoCloseable {
             owner, incarnation, config.relayTaskCount(), config.relayTaskIndex(), connector.lease().toMillis(),
             connector.fannedChannel(), tableShare, new JdbcOutboxStore.ClaimLimits(connector.maxAttempts(),
                 connector.maxRecordBytes(), connector.batchMaxBytes(), connector.strictOrdering()));
-        PostgresListener listener = null;
+        ReplayStore replays = new JdbcReplayStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
+            store.owner(), connector.subscriptions().stream().map(Subscription::name).toList(),
+            connector.lease().toMillis(), connector.maxRecordBytes());
+        PostgresListener listener = null; // its thread started last: nothing after it throws and leaves it running
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,
                 "outbox-relay-listen-" + owner);
             listener.start();
         }
         PostgresListener listening = listener;
-        ReplayStore replays = new JdbcReplayStore(pool, connector.table(), connector.quotedTable(), connector.columns(),
-            store.owner(), connector.subscriptions().stream().map(Subscription::name).toList(),
-            connector.lease().toMillis(), connector.maxRecordBytes());
         ClaimPacer.Listener controls = listening == null ? ClaimPacer.Listener.NONE : new ClaimPacer.Listener() {
             @Override
             public void listen(boolean on) {

@@ -79,12 +79,18 @@ class OutboxRelayTaskTest {
     }
 
     /**
-     * A step of start() after the backend opened fails (here: reading the replay requests): start() closes the
-     * backend before it throws, since the stop() that Connect calls next has nothing to work on, and the sessions
-     * would stay open for the worker's lifetime. That stop() does nothing, and closes nothing twice.
+     * A step of start() after the backend opened fails (here: reading the replay requests; a bug, or an Error such as
+     * a class that fails to load): start() closes the backend before it throws, since the stop() that Connect calls
+     * next has nothing to work on, and the pool and the LISTEN session would stay open for the worker's lifetime.
+     * That stop() does nothing, and closes nothing twice.
      */
     @Test
     void aStartThatFailsAfterTheBackendOpenedClosesItAndStopDoesNothing() {
+        assertStartFailingAfterTheBackendOpenedClosesIt(new IllegalStateException("replay requests unreadable"));
+        assertStartFailingAfterTheBackendOpenedClosesIt(new NoClassDefFoundError("replay requests unreadable"));
+    }
+
+    private void assertStartFailingAfterTheBackendOpenedClosesIt(Throwable failure) {
         int[] closed = {0};
         Map<String, String> props = Map.of("name", "relay", "connection.url", "jdbc:postgresql://localhost/test",
             "subscriptions", "orders", "outbox.listen.enabled", "false");
@@ -97,7 +103,10 @@ class OutboxRelayTaskTest {
 
                 @Override
                 public ReplayStore replays() {
-                    throw new IllegalStateException("replay requests unreadable");
+                    if (failure instanceof Error error) {
+                        throw error;
+                    }
+                    throw (RuntimeException) failure;
                 }
 
                 @Override
@@ -105,8 +114,8 @@ class OutboxRelayTaskTest {
                     closed[0]++;
                 }
             });
-        assertThatThrownBy(() -> failing.start(props)).hasMessageContaining("replay requests unreadable");
-        assertThat(closed[0]).as("closed by start()").isOne();
+        assertThatThrownBy(() -> failing.start(props)).isSameAs(failure);
+        assertThat(closed[0]).as("closed by start(), on %s", failure).isOne();
         failing.stop();
         assertThat(closed[0]).as("stop() after the failed start").isOne();
     }
