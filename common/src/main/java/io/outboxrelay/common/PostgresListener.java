@@ -164,15 +164,16 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
+    /** The session is gone and opens again after {@code delayMs}; a RuntimeException is logged with its stack trace. */
     private void lost(Exception e, long delayMs) {
+        String meanwhile = " Meanwhile a relay task's looks (250 ms apart at most) or mention recovery's periodic scan"
+            + " find what is written; nothing is lost.";
         if (e instanceof SQLException sql) {
-            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. Meanwhile a relay task's looks (250 ms"
-                + " apart at most) or mention recovery's periodic scan find what is written.", channel,
-                sql.getMessage(), sql.getSQLState(), delayMs);
+            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms." + meanwhile, channel, sql.getMessage(),
+                sql.getSQLState(), delayMs);
         } else {
-            log.warn("LISTEN {} failed ({}); reconnecting in {} ms. Meanwhile a relay task's looks (250 ms apart at"
-                + " most) or mention recovery's periodic scan find what is written; nothing is lost. This is a fault"
-                + " of the connector: please report it with this stack trace.", channel, e, delayMs, e);
+            log.warn("LISTEN {} failed ({}); reconnecting in {} ms." + meanwhile + " This is a fault of the connector:"
+                + " please report it with this stack trace.", channel, e, delayMs, e);
         }
     }
 
