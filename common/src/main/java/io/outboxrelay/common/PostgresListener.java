@@ -1,11 +1,14 @@
 package io.outboxrelay.common;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.postgresql.core.Utils;
@@ -24,6 +27,14 @@ import org.slf4j.MDC;
  * ({@link #checkAlive}), the thread runs a query that must answer within {@link #PROBE_TIMEOUT_MS}, and
  * reconnects when it does not.
  *
+ * <p>A session can answer that query and still hear nothing: through PgBouncer in transaction mode, LISTEN runs on
+ * whichever server session the pooler lends for it, and a NOTIFY that reaches that server session while it is back
+ * in the pool reaches no client. Given another session to send from ({@code echoFrom}), the thread proves that
+ * notifications arrive, too: with LISTEN on, at most once a {@link #PROBE_INTERVAL_MS}, it sends a NOTIFY on its
+ * channel from that session, with a payload of its own, and reconnects (with a warning that says what to set) when
+ * the NOTIFY has not arrived within {@link #PROBE_TIMEOUT_MS}. Every listener passes over such echoes, its own and
+ * other listeners'; none wakes an owner.
+ *
  * <p>The owner may turn LISTEN off and on again ({@link #listen}): PostgreSQL wakes every session that listens in a
  * database for each NOTIFY sent there, whatever its channel (write receipts, other tasks' wake-ups, the
  * application's own), so an owner that has no use for notifications for a while (a relay task busy claiming on
@@ -35,15 +46,21 @@ public final class PostgresListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
     private static final NamedSql SQL = NamedSql.load(PostgresListener.class, "listener.sql");
     private static final String PROBE = SQL.get("Probe");
+    private static final String ECHO = SQL.get("Echo");
+    /** How an echo's payload starts; {@link #serve} passes over every notification whose payload starts so. */
+    static final String ECHO_PREFIX = "outbox-relay:listen-echo:";
+    private static final long FIRST_DELAY_MS = 500;
 
     private final ConnectionSettings settings;
     private final String channel;
     private final Runnable onNotify;
     private final Runnable onListening;
+    private final DataSource echoFrom;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Thread thread;
     private volatile Connection connection;
     private volatile long wakeups;
+    private volatile long echoes;
     private volatile boolean connected;
     private volatile boolean probeAsked;
     /** What the owner asks for: LISTEN on (the default) or off; written under {@link #turn}. */
@@ -55,18 +72,32 @@ public final class PostgresListener implements AutoCloseable {
     /** Whether LISTEN is in place on the current session. */
     private volatile boolean heard;
     private final Object turn = new Object();
+    /**
+     * How long the thread waits before it opens a session again (listener thread only). It doubles after each lost
+     * session and goes back to its first value only once a session proves itself, so a session that keeps failing
+     * soon after it opened (an owner's callback that throws now and then) is not opened again twice a second.
+     */
+    private long delayMs = FIRST_DELAY_MS;
 
     /** How often the listening session proves that it is alive. */
     public static final long PROBE_INTERVAL_MS = 30_000;
     /** How long the probe may take before the session counts as dead and is opened again. */
     public static final int PROBE_TIMEOUT_MS = 5_000;
 
+    /** A listener that proves its session only by a round trip, with no other session to send an echo from. */
     public PostgresListener(ConnectionSettings settings, String channel, Runnable onNotify, Runnable onListening,
                             String threadName) {
+        this(settings, channel, onNotify, onListening, threadName, null);
+    }
+
+    /** A listener that also proves, with an echo sent from {@code echoFrom} (the owner's pool), that NOTIFYs arrive. */
+    public PostgresListener(ConnectionSettings settings, String channel, Runnable onNotify, Runnable onListening,
+                            String threadName, DataSource echoFrom) {
         this.settings = settings;
         this.channel = channel;
         this.onNotify = onNotify;
         this.onListening = onListening;
+        this.echoFrom = echoFrom;
         Map<String, String> mdc = MDC.getCopyOfContextMap();
         this.thread = new Thread(() -> {
             if (mdc != null) {
@@ -85,6 +116,11 @@ public final class PostgresListener implements AutoCloseable {
         return wakeups;
     }
 
+    /** How many echoes came back: the times a session proved that NOTIFYs sent from elsewhere reach it. */
+    public long echoes() {
+        return echoes;
+    }
+
     public boolean connected() {
         return connected;
     }
@@ -99,7 +135,10 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
-    /** Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive). */
+    /**
+     * Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive); with LISTEN on, and
+     * no echo sent within the last {@link #PROBE_INTERVAL_MS}, it sends one.
+     */
     public void checkAlive() {
         probeAsked = true;
         synchronized (turn) {
@@ -129,14 +168,12 @@ public final class PostgresListener implements AutoCloseable {
     }
 
     private void run() {
-        long delayMs = 500;
         boolean firstConnect = true;
         while (stopped.getCount() > 0) {
             try (Connection c = PostgresDataSources.open(settings)) {
                 connection = c;
                 open(c, firstConnect);
                 firstConnect = false;
-                delayMs = 500;
                 serve(c);
             } catch (SQLException | RuntimeException e) {
                 // a RuntimeException too (an owner's callback that failed): a thread ended by it would be gone for
@@ -168,7 +205,12 @@ public final class PostgresListener implements AutoCloseable {
     private void lost(Exception e, long delayMs) {
         String meanwhile = " Meanwhile a relay task's looks (250 ms apart at most) or mention recovery's periodic scan"
             + " find what is written; nothing is lost.";
-        if (e instanceof SQLException sql) {
+        if (e instanceof Deaf) {
+            log.warn("LISTEN {} hears nothing: a NOTIFY sent on it from another session did not arrive within {} ms;"
+                + " reconnecting in {} ms. Through PgBouncer in transaction or statement mode LISTEN cannot work: there"
+                + " set outbox.listen.enabled=false (relay) or mentions.notify.channel to empty (mention recovery)."
+                + meanwhile, channel, PROBE_TIMEOUT_MS, delayMs);
+        } else if (e instanceof SQLException sql) {
             log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms." + meanwhile, channel, sql.getMessage(),
                 sql.getSQLState(), delayMs);
         } else {
@@ -203,9 +245,10 @@ public final class PostgresListener implements AutoCloseable {
         }
     }
 
-    /** Until the listener stops or the session fails: notifications, LISTEN turned off and on, probes. */
+    /** Until the listener stops or the session fails: notifications, LISTEN turned off and on, probes, echoes. */
     private void serve(Connection c) throws SQLException {
         PGConnection pg = c.unwrap(PGConnection.class);
+        Echo echo = new Echo();
         long nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
         while (stopped.getCount() > 0) {
             long request;
@@ -220,17 +263,23 @@ public final class PostgresListener implements AutoCloseable {
             }
             applied = request;
             if (on) {
-                PGNotification[] batch = pg.getNotifications(500);
-                if (batch != null && batch.length > 0) {
+                if (echo.wakes(pg.getNotifications(500))) {
                     wakeups++;
                     onNotify.run();
                 }
+                echo.check();
             } else {
+                echo.cancel(); // it cannot arrive with LISTEN off
                 awaitTurn(nextProbeAt);
             }
             if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
                 probeAsked = false;
                 probe(c);
+                if (on && echoFrom != null) {
+                    echo.sendIfDue();
+                } else {
+                    delayMs = FIRST_DELAY_MS; // the round trip is all this session can prove
+                }
                 nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
             }
         }
@@ -251,6 +300,71 @@ public final class PostgresListener implements AutoCloseable {
                     stopped.countDown();
                 }
             }
+        }
+    }
+
+    /**
+     * The echo of one session: a NOTIFY sent from {@link #echoFrom} with a payload of its own, and when it must have
+     * arrived. The first one may go as soon as the session opened; then at most one a {@link #PROBE_INTERVAL_MS}.
+     */
+    private final class Echo {
+        private String awaited;
+        private long deadline;
+        private long nextAt = System.nanoTime();
+
+        /** Whether {@code batch} holds a notification that is not an echo; the awaited echo, there, proves the session. */
+        boolean wakes(PGNotification[] batch) {
+            boolean wakes = false;
+            for (PGNotification n : batch == null ? new PGNotification[0] : batch) {
+                String payload = n.getParameter();
+                if (payload == null || !payload.startsWith(ECHO_PREFIX)) {
+                    wakes = true;
+                } else if (payload.equals(awaited)) {
+                    awaited = null;
+                    echoes++;
+                    delayMs = FIRST_DELAY_MS;
+                }
+            }
+            return wakes;
+        }
+
+        /** Sends an echo unless one is awaited or the last went less than a probe interval ago. */
+        void sendIfDue() {
+            long now = System.nanoTime();
+            if (awaited != null || now - nextAt < 0) {
+                return;
+            }
+            nextAt = now + PROBE_INTERVAL_MS * 1_000_000L; // one that could not be sent waits as long
+            String payload = ECHO_PREFIX + UUID.randomUUID();
+            try (Connection from = echoFrom.getConnection(); PreparedStatement st = from.prepareStatement(ECHO)) {
+                st.setString(1, channel);
+                st.setString(2, payload);
+                st.execute();
+            } catch (SQLException e) {
+                // the other session could not send it: that says nothing of this one, whose probe just answered
+                log.debug("LISTEN {}: no echo sent ({})", channel, e.getMessage());
+                return;
+            }
+            awaited = payload;
+            deadline = System.nanoTime() + PROBE_TIMEOUT_MS * 1_000_000L;
+        }
+
+        void cancel() {
+            awaited = null;
+        }
+
+        /** Throws {@link Deaf} once the awaited echo is overdue. */
+        void check() throws Deaf {
+            if (awaited != null && System.nanoTime() - deadline >= 0) {
+                throw new Deaf();
+            }
+        }
+    }
+
+    /** The session answers, but a NOTIFY sent on its channel did not arrive on it. */
+    private static final class Deaf extends SQLException {
+        Deaf() {
+            super("a NOTIFY sent from another session did not arrive");
         }
     }
 

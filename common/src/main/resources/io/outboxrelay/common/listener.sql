@@ -12,3 +12,8 @@ UNLISTEN {channel};
 -- name: Probe
 -- A round trip that proves the session alive.
 SELECT 1;
+
+-- name: Echo
+-- Sent from another session than the listening one, with a payload of the listener's own: it must arrive on the
+-- listening session, or that session hears nothing (LISTEN through PgBouncer in transaction mode does not).
+SELECT pg_notify(?, ?);

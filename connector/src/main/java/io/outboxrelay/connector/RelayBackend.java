@@ -32,7 +32,8 @@ interface RelayBackend extends AutoCloseable {
     }
 
     /**
-     * A pool of two sessions and, with LISTEN on, a LISTEN session; every session announces the
+     * A pool of two sessions and, with LISTEN on, a LISTEN session (which sends its echo from the pool, proving that
+     * NOTIFYs reach it: {@link PostgresListener}); every session announces the
      * connector, its table and its subscriptions in {@code application_name} ({@link SharedTableGuard}).
      */
     static RelayBackend postgres(OutboxSourceTaskConfig config, String incarnation, Runnable onNotify,
@@ -54,7 +55,7 @@ interface RelayBackend extends AutoCloseable {
         PostgresListener listener = null; // its thread started last: nothing after it throws and leaves it running
         if (connector.listenEnabled()) {
             listener = new PostgresListener(settings, connector.notifyChannel(), onNotify, onListening,
-                "outbox-relay-listen-" + owner);
+                "outbox-relay-listen-" + owner, pool);
             listener.start();
         }
         PostgresListener listening = listener;

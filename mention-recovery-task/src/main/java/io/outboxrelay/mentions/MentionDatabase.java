@@ -37,7 +37,7 @@ final class MentionDatabase implements AutoCloseable {
         Runnable requestPass = () -> trigger.request(ScanTrigger.Kind.NOTIFY);
         PostgresListener listener = config.notifyChannel()
             .map(channel -> new PostgresListener(settings, channel, requestPass, requestPass,
-                "outbox-relay-mentions-listener"))
+                "outbox-relay-mentions-listener", pool))
             .orElse(null);
         if (listener != null) {
             listener.start();

@@ -3,7 +3,9 @@ package io.outboxrelay.mentions;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.testsupport.CuttingProxy;
 import java.sql.Connection;
@@ -97,6 +99,70 @@ class PostgresListenerIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 2);
             owner.createStatement().execute("SELECT pg_notify('listener_throws', '')");
             await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 2);
+        }
+    }
+
+    /**
+     * A callback that fails on every NOTIFY, and NOTIFYs that keep coming: each session fails soon after it opened, so
+     * the listener waits twice as long each time before it opens the next (500 ms, 1 s, 2 s), instead of going back to
+     * 500 ms because the session had opened. Only a session that proves itself (its probe) resets the wait. The
+     * third wait is measured from the NOTIFY that failed the session: before, it was 500 ms.
+     */
+    @Test
+    void sessionsThatFailSoonAfterOpeningAreOpenedAgainEachTimeLaterNotTwiceASecond() throws Exception {
+        AtomicInteger listening = new AtomicInteger();
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", "listener-backoff");
+        Runnable alwaysThrows = () -> {
+            throw new IllegalStateException("the owner's callback failed");
+        };
+        try (PostgresListener listener = new PostgresListener(settings, "listener_backoff", alwaysThrows,
+                listening::incrementAndGet, "listener-backoff");
+             Connection owner = pg.owner(url)) {
+            listener.start();
+            long sentAt = 0;
+            for (int session = 1; session <= 3; session++) {
+                int opened = session;
+                await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == opened);
+                sentAt = System.nanoTime();
+                owner.createStatement().execute("SELECT pg_notify('listener_backoff', '')");
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 4);
+            assertThat(Duration.ofNanos(System.nanoTime() - sentAt)).as("the third wait: 2 s")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(1_900));
+        }
+    }
+
+    /**
+     * A listener given its owner's pool proves that NOTIFYs reach its session: asked to prove itself, it sends one on
+     * its channel from the pool, with a payload of its own, and it arrives. An echo wakes no owner, neither the
+     * sender's nor another listener's on the same channel, and a second ask within the probe interval sends none.
+     * The control that both owners would hear a NOTIFY: a writer's arrives at both.
+     */
+    @Test
+    void anEchoFromThePoolArrivesAndWakesNoOwner() throws Exception {
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", "listener-echo");
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        AtomicInteger otherNotified = new AtomicInteger();
+        try (HikariDataSource pool = PostgresDataSources.pool(settings, 2, "listener-echo");
+             PostgresListener listener = new PostgresListener(settings, "listener_echo", notified::incrementAndGet,
+                 listening::incrementAndGet, "listener-echo", pool);
+             PostgresListener other = started("listener_echo", otherNotified, new AtomicInteger());
+             Connection owner = pg.owner(url)) {
+            listener.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+
+            listener.checkAlive();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listener.echoes() == 1);
+            listener.checkAlive();
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2))
+                .until(() -> listener.echoes() == 1 && notified.get() == 0 && otherNotified.get() == 0);
+            assertThat(listening).as("the session proved itself: kept").hasValue(1);
+
+            owner.createStatement().execute("SELECT pg_notify('listener_echo', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1 && otherNotified.get() == 1);
         }
     }
 

@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresDataSources;
+import io.outboxrelay.common.PostgresListener;
+import io.outboxrelay.testsupport.LogCapture;
 import io.outboxrelay.testsupport.PgBouncer;
 import io.outboxrelay.testsupport.TestDatabase;
 import io.outboxrelay.testsupport.TestPostgres;
@@ -16,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -87,6 +93,70 @@ class PgBouncerIT {
         assertThat(db.queryLong("SELECT count(*) FROM events WHERE poisoned_at IS NOT NULL")).isZero();
         try (Connection direct = db.connect()) {
             assertThat(direct.isValid(1)).isTrue();
+        }
+    }
+
+    /**
+     * A user who left {@code outbox.listen.enabled} on behind PgBouncer in transaction mode loses nothing (a quiet
+     * task looks at least every 250 ms) and is told, in the worker's log, that LISTEN hears nothing and what to set.
+     */
+    @Test
+    void withListenLeftOnBehindPgBouncerEveryEventArrivesAndTheLogSaysWhatToSet() throws Exception {
+        connector = "pgbouncer-listen";
+        Map<String, String> cfg = TestConnect.relayConfig(db, "poll", 1);
+        cfg.put("connection.url", bouncer.jdbcUrl(db));
+        cfg.put("subscription.poll.topic", TOPIC + "-listen");
+        try (LogCapture log = LogCapture.start()) {
+            TestConnect.cluster().configureConnector(connector, cfg);
+            TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 1, "not running");
+            db.insertEvents(100, 10, "order.created");
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.queryLong(
+                "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == 100);
+            await().atMost(Duration.ofSeconds(40)).until(() -> log.text().contains("hears nothing"));
+            assertThat(log.text()).contains("set outbox.listen.enabled=false");
+        }
+        Set<Long> seqs = TestConnect.consume(100, Duration.ofSeconds(30), TOPIC + "-listen").stream()
+            .map(TestConnect.Received::seq).collect(Collectors.toSet());
+        assertThat(seqs).as("every event, each seq").hasSize(100);
+    }
+
+    /**
+     * With LISTEN on behind PgBouncer in transaction mode, the session answers every query and hears nothing: LISTEN
+     * ran on a server session the pooler lent for one statement, and a NOTIFY reaching that server session back in
+     * the pool reaches no client. The listener's echo (a NOTIFY from its owner's pool with a payload of its own)
+     * does not come back, so it says so, with what to set, and opens its session again. The control: a listener
+     * that proves its session only by a round trip finds nothing wrong with the same deaf session.
+     */
+    @Test
+    void aListenSessionThroughPgBouncerHearsNothingAndOnlyTheEchoFindsOut() throws Exception {
+        ConnectionSettings settings = new ConnectionSettings(bouncer.jdbcUrl(db), db.user(), db.password(), null,
+            30_000, 60_000, 60_000, "off", "bouncer-listener");
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        AtomicInteger roundTripListening = new AtomicInteger();
+        try (LogCapture log = LogCapture.start();
+             HikariDataSource pool = PostgresDataSources.pool(settings, 2, "bouncer-echo");
+             PostgresListener echoed = new PostgresListener(settings, "bouncer_listen", notified::incrementAndGet,
+                 listening::incrementAndGet, "bouncer-listen-echo", pool);
+             PostgresListener roundTripOnly = new PostgresListener(settings, "bouncer_listen",
+                 notified::incrementAndGet, roundTripListening::incrementAndGet, "bouncer-listen-round-trip");
+             Connection writer = db.connect()) {
+            echoed.start();
+            roundTripOnly.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1 && roundTripListening.get() == 1);
+            writer.createStatement().execute("SELECT pg_notify('bouncer_listen', '')");
+            await("a writer's NOTIFY reaches neither").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+                .until(() -> notified.get() == 0);
+
+            echoed.checkAlive();
+            roundTripOnly.checkAlive();
+            await().atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 5_000))
+                .until(() -> listening.get() == 2);
+            assertThat(log.text()).contains("LISTEN bouncer_listen hears nothing")
+                .contains("set outbox.listen.enabled=false");
+            assertThat(echoed.echoes()).isZero();
+            assertThat(roundTripListening).as("the round trip alone finds nothing wrong").hasValue(1);
+            assertThat(notified).hasValue(0);
         }
     }
 }
