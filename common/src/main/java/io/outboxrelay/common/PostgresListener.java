@@ -1,5 +1,7 @@
 package io.outboxrelay.common;
 
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.HikariPoolMXBean;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -18,22 +20,26 @@ import org.slf4j.MDC;
 
 /**
  * A daemon thread that LISTENs on one channel over its own session and calls {@code onNotify} for
- * every batch of notifications. It calls {@code onListening} each time LISTEN is in place, the first
- * time included: notifications sent before (while the task started, or while the session was broken
- * and it reconnected with a doubling delay) were never delivered, so the owner looks for their work.
+ * every batch of notifications that holds one other than an echo (below). It calls {@code onListening}
+ * each time LISTEN is in place, the first time included: notifications sent before (while the task
+ * started, or while the session was broken and it reconnected with a doubling delay) were never
+ * delivered, so the owner looks for their work.
  * A session that only listens sends nothing, so a connection that died without a word (a half-open TCP
  * connection: a firewall dropped it, the server's host vanished) would go unnoticed for as long as TCP
  * keepalive takes, hours on Linux: every {@link #PROBE_INTERVAL_MS}, and at once when the owner asks
  * ({@link #checkAlive}), the thread runs a query that must answer within {@link #PROBE_TIMEOUT_MS}, and
- * reconnects when it does not.
+ * reconnects when it does not. The reconnect delay doubles after each lost session, up to 30 s, and goes back to
+ * 500 ms only once a session answers a probe: a session that keeps failing soon after it opened (an owner's
+ * callback that throws now and then) is not opened again twice a second.
  *
  * <p>A session can answer that query and still hear nothing: through PgBouncer in transaction mode, LISTEN runs on
  * whichever server session the pooler lends for it, and a NOTIFY that reaches that server session while it is back
  * in the pool reaches no client. Given another session to send from ({@code echoFrom}), the thread proves that
- * notifications arrive, too: with LISTEN on, at most once a {@link #PROBE_INTERVAL_MS}, it sends a NOTIFY on its
- * channel from that session, with a payload of its own, and reconnects (with a warning that says what to set) when
- * the NOTIFY has not arrived within {@link #PROBE_TIMEOUT_MS}. Every listener passes over such echoes, its own and
- * other listeners'; none wakes an owner.
+ * notifications arrive, too: with LISTEN on, at a probe at most once a {@link #PROBE_INTERVAL_MS} per session, it
+ * sends a NOTIFY on its channel from that session, with a payload of its own (an echo). When it has not arrived
+ * within {@link #PROBE_TIMEOUT_MS}, the thread warns, saying what to set, and sends the next echo only after
+ * {@link #DEAF_RECHECK_MS}: it keeps the session, since one opened again through the same pooler would be as deaf.
+ * Every listener passes over echoes, its own and other listeners'; none wakes an owner.
  *
  * <p>The owner may turn LISTEN off and on again ({@link #listen}): PostgreSQL wakes every session that listens in a
  * database for each NOTIFY sent there, whatever its channel (write receipts, other tasks' wake-ups, the
@@ -50,6 +56,11 @@ public final class PostgresListener implements AutoCloseable {
     /** How an echo's payload starts; {@link #serve} passes over every notification whose payload starts so. */
     static final String ECHO_PREFIX = "outbox-relay:listen-echo:";
     private static final long FIRST_DELAY_MS = 500;
+    /** How long after an echo that did not come back the next one goes (and the warning, if it does not either). */
+    static final long DEAF_RECHECK_MS = 600_000;
+    /** What covers a session that is lost or hears nothing, in the warnings that say so. */
+    private static final String MEANWHILE = "Meanwhile a relay task's looks (250 ms apart at most) or mention"
+        + " recovery's periodic scan find what is written; nothing is lost.";
 
     private final ConnectionSettings settings;
     private final String channel;
@@ -63,6 +74,7 @@ public final class PostgresListener implements AutoCloseable {
     private volatile long echoes;
     private volatile boolean connected;
     private volatile boolean probeAsked;
+    private volatile boolean hearsNothing;
     /** What the owner asks for: LISTEN on (the default) or off; written under {@link #turn}. */
     private volatile boolean wanted = true;
     /** How many times the owner changed {@link #wanted}; written under {@link #turn}. */
@@ -72,11 +84,7 @@ public final class PostgresListener implements AutoCloseable {
     /** Whether LISTEN is in place on the current session. */
     private volatile boolean heard;
     private final Object turn = new Object();
-    /**
-     * How long the thread waits before it opens a session again (listener thread only). It doubles after each lost
-     * session and goes back to its first value only once a session proves itself, so a session that keeps failing
-     * soon after it opened (an owner's callback that throws now and then) is not opened again twice a second.
-     */
+    /** How long the thread waits before it opens a session again (listener thread only; the class comment). */
     private long delayMs = FIRST_DELAY_MS;
 
     /** How often the listening session proves that it is alive. */
@@ -119,6 +127,11 @@ public final class PostgresListener implements AutoCloseable {
     /** How many echoes came back: the times a session proved that NOTIFYs sent from elsewhere reach it. */
     public long echoes() {
         return echoes;
+    }
+
+    /** Whether the last echo did not come back: the session answers but hears no NOTIFY (the class comment). */
+    public boolean hearsNothing() {
+        return hearsNothing;
     }
 
     public boolean connected() {
@@ -203,18 +216,11 @@ public final class PostgresListener implements AutoCloseable {
 
     /** The session is gone and opens again after {@code delayMs}; a RuntimeException is logged with its stack trace. */
     private void lost(Exception e, long delayMs) {
-        String meanwhile = " Meanwhile a relay task's looks (250 ms apart at most) or mention recovery's periodic scan"
-            + " find what is written; nothing is lost.";
-        if (e instanceof Deaf) {
-            log.warn("LISTEN {} hears nothing: a NOTIFY sent on it from another session did not arrive within {} ms;"
-                + " reconnecting in {} ms. Through PgBouncer in transaction or statement mode LISTEN cannot work: there"
-                + " set outbox.listen.enabled=false (relay) or mentions.notify.channel to empty (mention recovery)."
-                + meanwhile, channel, PROBE_TIMEOUT_MS, delayMs);
-        } else if (e instanceof SQLException sql) {
-            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms." + meanwhile, channel, sql.getMessage(),
+        if (e instanceof SQLException sql) {
+            log.warn("LISTEN {} lost ({}; SQLState {}); reconnecting in {} ms. " + MEANWHILE, channel, sql.getMessage(),
                 sql.getSQLState(), delayMs);
         } else {
-            log.warn("LISTEN {} failed ({}); reconnecting in {} ms." + meanwhile + " This is a fault of the connector:"
+            log.warn("LISTEN {} failed ({}); reconnecting in {} ms. " + MEANWHILE + " This is a fault of the connector:"
                 + " please report it with this stack trace.", channel, e, delayMs, e);
         }
     }
@@ -275,10 +281,9 @@ public final class PostgresListener implements AutoCloseable {
             if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
                 probeAsked = false;
                 probe(c);
+                delayMs = FIRST_DELAY_MS; // the session answered: it was worth opening
                 if (on && echoFrom != null) {
                     echo.sendIfDue();
-                } else {
-                    delayMs = FIRST_DELAY_MS; // the round trip is all this session can prove
                 }
                 nextProbeAt = System.nanoTime() + PROBE_INTERVAL_MS * 1_000_000L;
             }
@@ -305,14 +310,15 @@ public final class PostgresListener implements AutoCloseable {
 
     /**
      * The echo of one session: a NOTIFY sent from {@link #echoFrom} with a payload of its own, and when it must have
-     * arrived. The first one may go as soon as the session opened; then at most one a {@link #PROBE_INTERVAL_MS}.
+     * arrived. The first one may go as soon as the session opened; then at most one a {@link #PROBE_INTERVAL_MS}, or
+     * a {@link #DEAF_RECHECK_MS} after one that did not come back.
      */
     private final class Echo {
         private String awaited;
         private long deadline;
         private long nextAt = System.nanoTime();
 
-        /** Whether {@code batch} holds a notification that is not an echo; the awaited echo, there, proves the session. */
+        /** Whether {@code batch} holds a notification other than an echo; the awaited echo there proves the session. */
         boolean wakes(PGNotification[] batch) {
             boolean wakes = false;
             for (PGNotification n : batch == null ? new PGNotification[0] : batch) {
@@ -322,21 +328,28 @@ public final class PostgresListener implements AutoCloseable {
                 } else if (payload.equals(awaited)) {
                     awaited = null;
                     echoes++;
-                    delayMs = FIRST_DELAY_MS;
+                    if (hearsNothing) {
+                        hearsNothing = false;
+                        log.info("LISTEN {} hears NOTIFYs again", channel);
+                    }
                 }
             }
             return wakes;
         }
 
-        /** Sends an echo unless one is awaited or the last went less than a probe interval ago. */
+        /**
+         * Sends an echo unless one is awaited, the next is not due yet, or every session of the pool is taken (the
+         * thread would wait for one instead of reading notifications). The send is bounded like the probe.
+         */
         void sendIfDue() {
             long now = System.nanoTime();
-            if (awaited != null || now - nextAt < 0) {
+            if (awaited != null || now - nextAt < 0 || exhausted(echoFrom)) {
                 return;
             }
             nextAt = now + PROBE_INTERVAL_MS * 1_000_000L; // one that could not be sent waits as long
             String payload = ECHO_PREFIX + UUID.randomUUID();
             try (Connection from = echoFrom.getConnection(); PreparedStatement st = from.prepareStatement(ECHO)) {
+                from.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_MS); // the pool puts it back as it was
                 st.setString(1, channel);
                 st.setString(2, payload);
                 st.execute();
@@ -353,19 +366,30 @@ public final class PostgresListener implements AutoCloseable {
             awaited = null;
         }
 
-        /** Throws {@link Deaf} once the awaited echo is overdue. */
-        void check() throws Deaf {
-            if (awaited != null && System.nanoTime() - deadline >= 0) {
-                throw new Deaf();
+        /** Once the awaited echo is overdue: the warning, and the next echo a {@link #DEAF_RECHECK_MS} later. */
+        void check() {
+            long now = System.nanoTime();
+            if (awaited == null || now - deadline < 0) {
+                return;
             }
+            awaited = null;
+            hearsNothing = true;
+            nextAt = now + DEAF_RECHECK_MS * 1_000_000L;
+            log.warn("LISTEN {} hears nothing: a NOTIFY sent on it from another session did not arrive within {} ms."
+                + " Through PgBouncer in transaction or statement mode LISTEN cannot work: there set"
+                + " outbox.listen.enabled=false (relay) or mentions.notify.channel to empty (mention recovery). "
+                + MEANWHILE + " But writers pay for NOTIFYs nobody hears. Checked again in {} min.",
+                channel, PROBE_TIMEOUT_MS, DEAF_RECHECK_MS / 60_000);
         }
     }
 
-    /** The session answers, but a NOTIFY sent on its channel did not arrive on it. */
-    private static final class Deaf extends SQLException {
-        Deaf() {
-            super("a NOTIFY sent from another session did not arrive");
+    /** Whether every session {@code source} may hold is taken (a Hikari pool; any other source: never). */
+    private static boolean exhausted(DataSource source) {
+        if (source instanceof HikariDataSource pool && pool.getHikariPoolMXBean() != null) {
+            HikariPoolMXBean sessions = pool.getHikariPoolMXBean();
+            return sessions.getIdleConnections() == 0 && sessions.getTotalConnections() >= pool.getMaximumPoolSize();
         }
+        return false;
     }
 
     /** LISTEN on the channel, quoted as an identifier. */

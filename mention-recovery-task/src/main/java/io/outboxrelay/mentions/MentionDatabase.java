@@ -7,8 +7,8 @@ import io.outboxrelay.common.PostgresListener;
 
 /**
  * The task's database resources: a small pool for the pass (reads, owed rows, marks; used from the
- * task thread only), the session holding the scan ({@link ScanLock}) and, unless {@code mentions.notify.channel} is
- * empty, the LISTEN session.
+ * task thread, and by the LISTEN thread for its echo), the session holding the scan ({@link ScanLock})
+ * and, unless {@code mentions.notify.channel} is empty, the LISTEN session.
  */
 final class MentionDatabase implements AutoCloseable {
     static final int POOL_SIZE = 2;

@@ -104,9 +104,10 @@ class PostgresListenerIT {
 
     /**
      * A callback that fails on every NOTIFY, and NOTIFYs that keep coming: each session fails soon after it opened, so
-     * the listener waits twice as long each time before it opens the next (500 ms, 1 s, 2 s), instead of going back to
-     * 500 ms because the session had opened. Only a session that proves itself (its probe) resets the wait. The
-     * third wait is measured from the NOTIFY that failed the session: before, it was 500 ms.
+     * the listener waits twice as long each time before it opens the next (500 ms, 1 s, 2 s, 4 s), instead of going
+     * back to 500 ms because the session had opened. The third wait is measured from the NOTIFY that failed the
+     * session: before, it was 500 ms. Only a session that answers a probe resets the wait: the fifth session, asked
+     * to prove itself (its echo came back, so its probe answered), is followed after 500 ms, not 8 s.
      */
     @Test
     void sessionsThatFailSoonAfterOpeningAreOpenedAgainEachTimeLaterNotTwiceASecond() throws Exception {
@@ -116,8 +117,9 @@ class PostgresListenerIT {
         Runnable alwaysThrows = () -> {
             throw new IllegalStateException("the owner's callback failed");
         };
-        try (PostgresListener listener = new PostgresListener(settings, "listener_backoff", alwaysThrows,
-                listening::incrementAndGet, "listener-backoff");
+        try (HikariDataSource pool = PostgresDataSources.pool(settings, 2, "listener-backoff");
+             PostgresListener listener = new PostgresListener(settings, "listener_backoff", alwaysThrows,
+                listening::incrementAndGet, "listener-backoff", pool);
              Connection owner = pg.owner(url)) {
             listener.start();
             long sentAt = 0;
@@ -130,6 +132,14 @@ class PostgresListenerIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 4);
             assertThat(Duration.ofNanos(System.nanoTime() - sentAt)).as("the third wait: 2 s")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(1_900));
+            owner.createStatement().execute("SELECT pg_notify('listener_backoff', '')");
+            await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 5);
+
+            listener.checkAlive();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listener.echoes() == 1);
+            owner.createStatement().execute("SELECT pg_notify('listener_backoff', '')");
+            await("opened again after 500 ms, not 8 s").atMost(Duration.ofSeconds(5))
+                .until(() -> listening.get() == 6);
         }
     }
 
@@ -163,6 +173,52 @@ class PostgresListenerIT {
 
             owner.createStatement().execute("SELECT pg_notify('listener_echo', '')");
             await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1 && otherNotified.get() == 1);
+            // an echo and a writer's NOTIFY in one transaction arrive in one batch: the writer's still wakes
+            owner.createStatement().execute("SELECT pg_notify('listener_echo', 'outbox-relay:listen-echo:x'),"
+                + " pg_notify('listener_echo', '')");
+            await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 2 && otherNotified.get() == 2);
+            assertThat(listener.hearsNothing()).isFalse();
+        }
+    }
+
+    /**
+     * An echo that does not come back (here it is sent in another database, where nobody listens: what PgBouncer in
+     * transaction mode does to every NOTIFY, PgBouncerIT): the listener says it hears nothing, and keeps its session,
+     * since one opened again through the same pooler would hear no more. An echo awaited while the owner turns
+     * LISTEN off cannot arrive and is not held against the session: the control beside it, which does the same but
+     * turns LISTEN off while its echo is on its way, and on again after the echo's deadline, still counts as
+     * hearing.
+     */
+    @Test
+    void anEchoThatDoesNotComeBackIsReportedAndTheSessionKept() throws Exception {
+        String elsewhere = pg.createDatabase();
+        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
+            60_000, "off", "listener-deaf");
+        ConnectionSettings otherDatabase = new ConnectionSettings(elsewhere, "postgres", "postgres", null, 30_000,
+            60_000, 60_000, "off", "listener-deaf-sender");
+        AtomicInteger listening = new AtomicInteger();
+        AtomicInteger offListening = new AtomicInteger();
+        try (HikariDataSource pool = PostgresDataSources.pool(otherDatabase, 2, "listener-deaf");
+             HikariDataSource offPool = PostgresDataSources.pool(otherDatabase, 2, "listener-deaf-off");
+             PostgresListener deaf = new PostgresListener(settings, "listener_deaf", () -> { },
+                 listening::incrementAndGet, "listener-deaf", pool);
+             PostgresListener turnedOff = new PostgresListener(settings, "listener_deaf_off", () -> { },
+                 offListening::incrementAndGet, "listener-deaf-off", offPool)) {
+            deaf.start();
+            turnedOff.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1 && offListening.get() == 1);
+
+            deaf.checkAlive();
+            turnedOff.checkAlive();
+            // the pool opens its first session for the echo (it keeps none idle before): the echo is on its way
+            await().atMost(Duration.ofSeconds(10)).until(() -> offPool.getHikariPoolMXBean().getTotalConnections() > 0);
+            turnedOff.listen(false);
+            await().atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 15_000)).until(deaf::hearsNothing);
+            turnedOff.listen(true); // past the echo's deadline: had it been kept, it would count as not come back
+            await().atMost(Duration.ofSeconds(10)).until(() -> !turnedOff.changing());
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+                .until(() -> !turnedOff.hearsNothing() && listening.get() == 1 && deaf.connected());
+            assertThat(deaf.echoes()).isZero();
         }
     }
 
