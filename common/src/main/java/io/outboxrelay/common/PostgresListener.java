@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
@@ -352,7 +353,11 @@ public final class PostgresListener implements AutoCloseable {
                 from.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_MS); // the pool puts it back as it was
                 st.setString(1, channel);
                 st.setString(2, payload);
-                st.execute();
+                try (ResultSet sent = st.executeQuery()) {
+                    if (!sent.next()) {
+                        return; // the NOTIFY queue is over half full: no echo, as no writer's NOTIFY
+                    }
+                }
             } catch (SQLException e) {
                 // the other session could not send it: that says nothing of this one, whose probe just answered
                 log.debug("LISTEN {}: no echo sent ({})", channel, e.getMessage());

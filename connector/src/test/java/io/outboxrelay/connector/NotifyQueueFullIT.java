@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.outboxrelay.common.ConnectionSettings;
+import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.postgres.LocalPostgres;
 import io.outboxrelay.postgres.PostgresBuilder;
 import io.outboxrelay.testsupport.LogCapture;
@@ -16,6 +18,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -119,6 +122,53 @@ class NotifyQueueFullIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> JdbcOutboxStoreIT.notifications(wakes).contains(""));
             assertThat(flag()).isZero();
         }
+    }
+
+    /**
+     * A LISTEN thread's echo (common's PostgresListener) is a NOTIFY too: while the queue is over half full it is not
+     * sent, as a writer's trigger sends none, and the session still counts as hearing. Without that guard the echo
+     * goes into the queue and arrives (the stuck session holds only the tail). The control: once the queue has room, a
+     * listener's echo is sent and arrives.
+     */
+    @Test
+    void whileTheQueueIsOverHalfFullNoEchoIsSentAndTheSessionStillCountsAsHearing() throws Exception {
+        ConnectionSettings settings = new ConnectionSettings(db.jdbcUrl(), db.user(), db.password(), null, 30_000,
+            60_000, 60_000, "off", "echo-queue");
+        try (Connection stuck = db.connect();
+             PostgresListener listener = listening(settings, "echo_queue")) {
+            holdTheQueueBack(stuck);
+            fillTheQueueOverHalf();
+            listener.checkAlive();
+            await().during(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 1_000))
+                .atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 2_000))
+                .until(() -> listener.echoes() == 0 && !listener.hearsNothing());
+            letTheQueueGo(stuck);
+        }
+        db.execute("SELECT pg_notification_queue_usage()");
+        try (PostgresListener control = listening(settings, "echo_queue")) {
+            control.checkAlive();
+            await().atMost(Duration.ofSeconds(10)).until(() -> control.echoes() == 1);
+        }
+    }
+
+    /** A listener on {@code channel} with its echo sent from the pool, started and listening. */
+    private static PostgresListener listening(ConnectionSettings settings, String channel) {
+        AtomicInteger opened = new AtomicInteger();
+        PostgresListener listener = new PostgresListener(settings, channel, () -> { }, opened::incrementAndGet,
+            "echo-queue", pool);
+        listener.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> opened.get() == 1);
+        return listener;
+    }
+
+    /** Notifies large payloads until the queue is over half full, and not full. */
+    private static void fillTheQueueOverHalf() throws SQLException {
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            while (db.queryLong("SELECT (pg_notification_queue_usage() * 100)::bigint") < 60) {
+                st.execute("SELECT pg_notify('filler', repeat('x', 7900))");
+            }
+        }
+        assertThat(aNotifyCommits()).as("not full").isTrue();
     }
 
     private static long flag() {
