@@ -30,8 +30,8 @@ import org.slf4j.MDC;
  * keepalive takes, hours on Linux: every {@link #PROBE_INTERVAL_MS}, and at once when the owner asks
  * ({@link #checkAlive}), the thread runs a query that must answer within {@link #PROBE_TIMEOUT_MS}, and
  * reconnects when it does not. The reconnect delay doubles after each lost session, up to 30 s, and goes back to
- * 500 ms only once a session answers a probe: a session that keeps failing soon after it opened (an owner's
- * callback that throws now and then) is not opened again twice a second.
+ * 500 ms after a session that lasted 5 s: a session that keeps failing soon after it opened (an owner's callback
+ * that throws now and then, a server that keeps going away) is not opened again twice a second.
  *
  * <p>A session can answer that query and still hear nothing: through PgBouncer in transaction mode, LISTEN runs on
  * whichever server session the pooler lends for it, and a NOTIFY that reaches that server session while it is back
@@ -55,8 +55,10 @@ public final class PostgresListener implements AutoCloseable {
     private static final String PROBE = SQL.get("Probe");
     private static final String ECHO = SQL.get("Echo");
     /** How an echo's payload starts; {@link #serve} passes over every notification whose payload starts so. */
-    static final String ECHO_PREFIX = "outbox-relay:listen-echo:";
+    public static final String ECHO_PREFIX = "outbox-relay:listen-echo:";
     private static final long FIRST_DELAY_MS = 500;
+    /** How long a session must have lasted for the reconnect delay to go back to {@link #FIRST_DELAY_MS}. */
+    private static final long LASTED_MS = 5_000;
     /** How long after an echo that did not come back the next one goes (and the warning, if it does not either). */
     static final long DEAF_RECHECK_MS = 600_000;
     /** What covers a session that is lost or hears nothing, in the warnings that say so. */
@@ -150,8 +152,10 @@ public final class PostgresListener implements AutoCloseable {
     }
 
     /**
-     * Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive); with LISTEN on, and
-     * no echo sent within the last {@link #PROBE_INTERVAL_MS}, it sends one.
+     * Asks the thread to prove its session alive now (something suggests a NOTIFY did not arrive). With LISTEN on it
+     * also sends an echo, unless one is awaited, the session sent one less than {@link #PROBE_INTERVAL_MS} ago (or
+     * {@link #DEAF_RECHECK_MS} after one that did not come back), every session of the pool is taken, or the NOTIFY
+     * queue is over half full.
      */
     public void checkAlive() {
         probeAsked = true;
@@ -184,6 +188,7 @@ public final class PostgresListener implements AutoCloseable {
     private void run() {
         boolean firstConnect = true;
         while (stopped.getCount() > 0) {
+            long openedAt = System.nanoTime();
             try (Connection c = PostgresDataSources.open(settings)) {
                 connection = c;
                 open(c, firstConnect);
@@ -195,6 +200,9 @@ public final class PostgresListener implements AutoCloseable {
                 connected = false;
                 if (stopped.getCount() == 0) {
                     return;
+                }
+                if (System.nanoTime() - openedAt >= LASTED_MS * 1_000_000L) {
+                    delayMs = FIRST_DELAY_MS; // it was worth opening
                 }
                 lost(e, delayMs);
                 try {
@@ -270,11 +278,12 @@ public final class PostgresListener implements AutoCloseable {
             }
             applied = request;
             if (on) {
+                long readFrom = System.nanoTime();
                 if (echo.wakes(pg.getNotifications(500))) {
                     wakeups++;
                     onNotify.run();
                 }
-                echo.check();
+                echo.check(readFrom);
             } else {
                 echo.cancel(); // it cannot arrive with LISTEN off
                 awaitTurn(nextProbeAt);
@@ -282,7 +291,6 @@ public final class PostgresListener implements AutoCloseable {
             if (probeAsked || System.nanoTime() - nextProbeAt >= 0) {
                 probeAsked = false;
                 probe(c);
-                delayMs = FIRST_DELAY_MS; // the session answered: it was worth opening
                 if (on && echoFrom != null) {
                     echo.sendIfDue();
                 }
@@ -316,18 +324,24 @@ public final class PostgresListener implements AutoCloseable {
      */
     private final class Echo {
         private String awaited;
+        /** The last echo that did not come back in time: should it come after all, the session hears. */
+        private String missed;
         private long deadline;
         private long nextAt = System.nanoTime();
 
         /** Whether {@code batch} holds a notification other than an echo; the awaited echo there proves the session. */
         boolean wakes(PGNotification[] batch) {
+            if (batch == null) {
+                return false;
+            }
             boolean wakes = false;
-            for (PGNotification n : batch == null ? new PGNotification[0] : batch) {
+            for (PGNotification n : batch) {
                 String payload = n.getParameter();
                 if (payload == null || !payload.startsWith(ECHO_PREFIX)) {
                     wakes = true;
-                } else if (payload.equals(awaited)) {
-                    awaited = null;
+                } else if (payload.equals(awaited) || payload.equals(missed)) {
+                    awaited = payload.equals(awaited) ? null : awaited;
+                    missed = null;
                     echoes++;
                     if (hearsNothing) {
                         hearsNothing = false;
@@ -340,7 +354,9 @@ public final class PostgresListener implements AutoCloseable {
 
         /**
          * Sends an echo unless one is awaited, the next is not due yet, or every session of the pool is taken (the
-         * thread would wait for one instead of reading notifications). The send is bounded like the probe.
+         * thread would wait for one instead of reading notifications). The statement has the probe's 5 s; borrowing
+         * the session can take longer only when the pool must open one, or another thread took the idle one first
+         * (up to the pool's 10 s).
          */
         void sendIfDue() {
             long now = System.nanoTime();
@@ -371,12 +387,17 @@ public final class PostgresListener implements AutoCloseable {
             awaited = null;
         }
 
-        /** Once the awaited echo is overdue: the warning, and the next echo a {@link #DEAF_RECHECK_MS} later. */
-        void check() {
-            long now = System.nanoTime();
-            if (awaited == null || now - deadline < 0) {
+        /**
+         * Once the awaited echo is overdue (the read that began at {@code readFrom}, after its deadline, did not bring
+         * it: a thread that paused after a read does not count as a miss): the warning, and the next echo a
+         * {@link #DEAF_RECHECK_MS} later.
+         */
+        void check(long readFrom) {
+            if (awaited == null || readFrom - deadline < 0) {
                 return;
             }
+            long now = System.nanoTime();
+            missed = awaited;
             awaited = null;
             hearsNothing = true;
             nextAt = now + DEAF_RECHECK_MS * 1_000_000L;
@@ -390,11 +411,9 @@ public final class PostgresListener implements AutoCloseable {
 
     /** Whether every session {@code source} may hold is taken (a Hikari pool; any other source: never). */
     private static boolean exhausted(DataSource source) {
-        if (source instanceof HikariDataSource pool && pool.getHikariPoolMXBean() != null) {
-            HikariPoolMXBean sessions = pool.getHikariPoolMXBean();
-            return sessions.getIdleConnections() == 0 && sessions.getTotalConnections() >= pool.getMaximumPoolSize();
-        }
-        return false;
+        HikariPoolMXBean sessions = source instanceof HikariDataSource pool ? pool.getHikariPoolMXBean() : null;
+        return sessions != null && sessions.getIdleConnections() == 0
+            && sessions.getTotalConnections() >= ((HikariDataSource) source).getMaximumPoolSize();
     }
 
     /** LISTEN on the channel, quoted as an identifier. */

@@ -140,7 +140,7 @@ class NotifyQueueFullIT {
             fillTheQueueOverHalf();
             listener.checkAlive();
             await().during(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 1_000))
-                .atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 2_000))
+                .atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 6_000))
                 .until(() -> listener.echoes() == 0 && !listener.hearsNothing());
             letTheQueueGo(stuck);
         }

@@ -41,11 +41,15 @@ class PostgresListenerIT {
         return started(url, channel, notified, listening);
     }
 
+    /** The settings of a session to the database at {@code jdbcUrl}, named {@code name}. */
+    private static ConnectionSettings settings(String jdbcUrl, String name) {
+        return new ConnectionSettings(jdbcUrl, "postgres", "postgres", null, 30_000, 60_000, 60_000, "off", name);
+    }
+
     /** The same, over {@code jdbcUrl} (a proxy's). */
     private static PostgresListener started(String jdbcUrl, String channel, AtomicInteger notified,
                                             AtomicInteger listening) {
-        ConnectionSettings settings = new ConnectionSettings(jdbcUrl, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", channel.replace('_', '-'));
+        ConnectionSettings settings = settings(jdbcUrl, channel.replace('_', '-'));
         PostgresListener listener = new PostgresListener(settings, channel, notified::incrementAndGet,
             listening::incrementAndGet, channel.replace('_', '-'));
         listener.start();
@@ -81,8 +85,7 @@ class PostgresListenerIT {
     void aCallbackThatThrowsDoesNotEndTheListener() throws Exception {
         AtomicInteger notified = new AtomicInteger();
         AtomicInteger listening = new AtomicInteger();
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", "listener-throws");
+        ConnectionSettings settings = settings(url, "listener-throws");
         Runnable throwsOnce = () -> {
             if (notified.incrementAndGet() == 1) {
                 throw new IllegalStateException("the owner's callback failed");
@@ -106,20 +109,18 @@ class PostgresListenerIT {
      * A callback that fails on every NOTIFY, and NOTIFYs that keep coming: each session fails soon after it opened, so
      * the listener waits twice as long each time before it opens the next (500 ms, 1 s, 2 s, 4 s), instead of going
      * back to 500 ms because the session had opened. The third wait is measured from the NOTIFY that failed the
-     * session: before, it was 500 ms. Only a session that answers a probe resets the wait: the fifth session, asked
-     * to prove itself (its echo came back, so its probe answered), is followed after 500 ms, not 8 s.
+     * session: before, it was 500 ms. Only a session that lasted 5 s resets the wait: the fifth, which lasts that
+     * long, is followed after 500 ms, not 8 s.
      */
     @Test
     void sessionsThatFailSoonAfterOpeningAreOpenedAgainEachTimeLaterNotTwiceASecond() throws Exception {
         AtomicInteger listening = new AtomicInteger();
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", "listener-backoff");
+        ConnectionSettings settings = settings(url, "listener-backoff");
         Runnable alwaysThrows = () -> {
             throw new IllegalStateException("the owner's callback failed");
         };
-        try (HikariDataSource pool = PostgresDataSources.pool(settings, 2, "listener-backoff");
-             PostgresListener listener = new PostgresListener(settings, "listener_backoff", alwaysThrows,
-                listening::incrementAndGet, "listener-backoff", pool);
+        try (PostgresListener listener = new PostgresListener(settings, "listener_backoff", alwaysThrows,
+                listening::incrementAndGet, "listener-backoff");
              Connection owner = pg.owner(url)) {
             listener.start();
             long sentAt = 0;
@@ -135,8 +136,8 @@ class PostgresListenerIT {
             owner.createStatement().execute("SELECT pg_notify('listener_backoff', '')");
             await().atMost(Duration.ofSeconds(30)).until(() -> listening.get() == 5);
 
-            listener.checkAlive();
-            await().atMost(Duration.ofSeconds(10)).until(() -> listener.echoes() == 1);
+            await("the fifth session lasts 5 s").during(Duration.ofMillis(5_500)).atMost(Duration.ofSeconds(10))
+                .until(() -> listening.get() == 5);
             owner.createStatement().execute("SELECT pg_notify('listener_backoff', '')");
             await("opened again after 500 ms, not 8 s").atMost(Duration.ofSeconds(5))
                 .until(() -> listening.get() == 6);
@@ -151,8 +152,7 @@ class PostgresListenerIT {
      */
     @Test
     void anEchoFromThePoolArrivesAndWakesNoOwner() throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", "listener-echo");
+        ConnectionSettings settings = settings(url, "listener-echo");
         AtomicInteger notified = new AtomicInteger();
         AtomicInteger listening = new AtomicInteger();
         AtomicInteger otherNotified = new AtomicInteger();
@@ -167,14 +167,14 @@ class PostgresListenerIT {
             listener.checkAlive();
             await().atMost(Duration.ofSeconds(10)).until(() -> listener.echoes() == 1);
             listener.checkAlive();
-            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2))
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(6))
                 .until(() -> listener.echoes() == 1 && notified.get() == 0 && otherNotified.get() == 0);
             assertThat(listening).as("the session proved itself: kept").hasValue(1);
 
             owner.createStatement().execute("SELECT pg_notify('listener_echo', '')");
             await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 1 && otherNotified.get() == 1);
             // an echo and a writer's NOTIFY in one transaction arrive in one batch: the writer's still wakes
-            owner.createStatement().execute("SELECT pg_notify('listener_echo', 'outbox-relay:listen-echo:x'),"
+            owner.createStatement().execute("SELECT pg_notify('listener_echo', '" + PostgresListener.ECHO_PREFIX + "x'),"
                 + " pg_notify('listener_echo', '')");
             await().atMost(Duration.ofSeconds(10)).until(() -> notified.get() == 2 && otherNotified.get() == 2);
             assertThat(listener.hearsNothing()).isFalse();
@@ -192,10 +192,8 @@ class PostgresListenerIT {
     @Test
     void anEchoThatDoesNotComeBackIsReportedAndTheSessionKept() throws Exception {
         String elsewhere = pg.createDatabase();
-        ConnectionSettings settings = new ConnectionSettings(url, "postgres", "postgres", null, 30_000, 60_000,
-            60_000, "off", "listener-deaf");
-        ConnectionSettings otherDatabase = new ConnectionSettings(elsewhere, "postgres", "postgres", null, 30_000,
-            60_000, 60_000, "off", "listener-deaf-sender");
+        ConnectionSettings settings = settings(url, "listener-deaf");
+        ConnectionSettings otherDatabase = settings(elsewhere, "listener-deaf-sender");
         AtomicInteger listening = new AtomicInteger();
         AtomicInteger offListening = new AtomicInteger();
         try (HikariDataSource pool = PostgresDataSources.pool(otherDatabase, 2, "listener-deaf");
@@ -216,9 +214,38 @@ class PostgresListenerIT {
             await().atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 15_000)).until(deaf::hearsNothing);
             turnedOff.listen(true); // past the echo's deadline: had it been kept, it would count as not come back
             await().atMost(Duration.ofSeconds(10)).until(() -> !turnedOff.changing());
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(7))
                 .until(() -> !turnedOff.hearsNothing() && listening.get() == 1 && deaf.connected());
             assertThat(deaf.echoes()).isZero();
+        }
+    }
+
+    /**
+     * With every session of the owner's pool taken, no echo is sent: the thread would wait for a session (up to the
+     * pool's 10 s) instead of reading notifications. A writer's NOTIFY sent once the probe has run still arrives at
+     * once, and the session still counts as hearing.
+     */
+    @Test
+    void noEchoIsSentFromAPoolWhoseSessionsAreAllTakenAndNotifiesStillArrive() throws Exception {
+        ConnectionSettings settings = settings(url, "listener-full-pool");
+        AtomicInteger notified = new AtomicInteger();
+        AtomicInteger listening = new AtomicInteger();
+        try (HikariDataSource pool = PostgresDataSources.pool(settings, 2, "listener-full-pool");
+             Connection taken = pool.getConnection();
+             Connection alsoTaken = pool.getConnection();
+             PostgresListener listener = new PostgresListener(settings, "listener_full_pool", notified::incrementAndGet,
+                 listening::incrementAndGet, "listener-full-pool", pool);
+             Connection owner = pg.owner(url)) {
+            listener.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1);
+            int pid = listener.backendPid();
+            listener.checkAlive();
+            await("the probe ran").atMost(Duration.ofSeconds(10)).until(() -> lastQuery(owner, pid).contains("SELECT 1"));
+            owner.createStatement().execute("SELECT pg_notify('listener_full_pool', '')");
+            await("arrives without waiting out the pool's 10 s").atMost(Duration.ofSeconds(5))
+                .until(() -> notified.get() == 1);
+            assertThat(listener.echoes()).isZero();
+            assertThat(listener.hearsNothing()).isFalse();
         }
     }
 

@@ -146,7 +146,7 @@ class PgBouncerIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> listening.get() == 1 && roundTripListening.get() == 1);
             writer.createStatement()
                 .execute("SELECT pg_notify('bouncer_listen', ''), pg_notify('bouncer_round_trip', '')");
-            await("a writer's NOTIFY reaches neither").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+            await("a writer's NOTIFY reaches neither").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(7))
                 .until(() -> notified.get() == 0);
 
             echoed.checkAlive();
@@ -154,8 +154,7 @@ class PgBouncerIT {
             await().atMost(Duration.ofMillis(PostgresListener.PROBE_TIMEOUT_MS + 15_000)).until(echoed::hearsNothing);
             assertThat(log.text()).contains("LISTEN bouncer_listen hears nothing")
                 .contains("set outbox.listen.enabled=false")
-                .as("the round trip alone finds nothing wrong").doesNotContain("LISTEN bouncer_round_trip hears")
-                .doesNotContain("LISTEN bouncer_round_trip lost");
+                .as("the round trip alone finds nothing wrong").doesNotContain("LISTEN bouncer_round_trip lost");
             assertThat(echoed.echoes()).isZero();
             assertThat(listening).as("kept: a session opened again would be as deaf").hasValue(1);
             assertThat(roundTripListening).hasValue(1);
