@@ -157,7 +157,7 @@ public class OutboxRelayTask extends SourceTask {
         maintenance = new RelayMaintenance(store, connector.retentionMs(), connector.retentionIntervalMs(), tableWide,
             metrics, now, tableWide ? maintenanceThread : Runnable::run);
         metricsRegistry = TaskMetricsRegistry.register(context, "relay", config.connectorName(), config.taskId(),
-            metrics.gauges(held::inFlightCount, tableWide));
+            metrics.gauges(held::inFlightCount, tableWide, backend::listenHearsNothing));
         metrics.claimSize(sizer.next(), 0);
         log.info("Outbox relay task {} started: table {}, {} subscriptions, batch {}-{}, subject share {}/{},"
             + " listen {}, ordering {}, lease owner {}, source offsets {}", config.leaseOwner(), connector.table(),

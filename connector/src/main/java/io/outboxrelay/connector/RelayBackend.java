@@ -5,6 +5,7 @@ import io.outboxrelay.common.ConnectionConfigKeys;
 import io.outboxrelay.common.ConnectionSettings;
 import io.outboxrelay.common.PostgresDataSources;
 import io.outboxrelay.common.PostgresListener;
+import java.util.function.BooleanSupplier;
 
 /**
  * What a relay task opens when it starts: the outbox table's store and, with LISTEN on, the session that
@@ -16,6 +17,11 @@ interface RelayBackend extends AutoCloseable {
     /** The table's replay requests (docs/replay.md); none by default. */
     default ReplayStore replays() {
         return ReplayStore.NONE;
+    }
+
+    /** Whether the LISTEN session answers but its last echo did not come back ({@link PostgresListener}). */
+    default boolean listenHearsNothing() {
+        return false;
     }
 
     /** The LISTEN session, if there is one: the pacer turns it off while the task is busy. */
@@ -80,7 +86,7 @@ interface RelayBackend extends AutoCloseable {
                 listening.close();
             }
             pool.close();
-        });
+        }, () -> listening != null && listening.hearsNothing());
     }
 
     /** A backend of {@code store} whose {@link #close} runs {@code onClose}. */
@@ -95,6 +101,12 @@ interface RelayBackend extends AutoCloseable {
 
     /** The same, with the replay requests {@code replays}. */
     static RelayBackend of(OutboxStore store, ReplayStore replays, ClaimPacer.Listener listener, Runnable onClose) {
+        return of(store, replays, listener, onClose, () -> false);
+    }
+
+    /** The same, whose LISTEN session {@code hearsNothing} tells of ({@link #listenHearsNothing}). */
+    static RelayBackend of(OutboxStore store, ReplayStore replays, ClaimPacer.Listener listener, Runnable onClose,
+                           BooleanSupplier hearsNothing) {
         return new RelayBackend() {
             @Override
             public OutboxStore store() {
@@ -109,6 +121,11 @@ interface RelayBackend extends AutoCloseable {
             @Override
             public ClaimPacer.Listener listener() {
                 return listener;
+            }
+
+            @Override
+            public boolean listenHearsNothing() {
+                return hearsNothing.getAsBoolean();
             }
 
             @Override

@@ -5,6 +5,7 @@ import io.outboxrelay.common.TaskStats;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Time;
@@ -135,12 +136,13 @@ final class RelayMetrics {
     }
 
     /**
-     * The metrics as published over JMX; {@code inFlight} reads the task's records in flight. The
+     * The metrics as published over JMX; {@code inFlight} reads the task's records in flight, {@code hearsNothing}
+     * whether its LISTEN session's last echo did not come back. The
      * table-wide gauges ({@code backlog-rows}, {@code oldest-unfanned-age-ms}) are published by one task
      * of the connector only ({@code tableWide}), so that summing a gauge over tasks, as dashboards do,
      * counts the table once.
      */
-    Map<String, Metric> gauges(IntSupplier inFlight, boolean tableWide) {
+    Map<String, Metric> gauges(IntSupplier inFlight, boolean tableWide, BooleanSupplier hearsNothing) {
         Map<String, Metric> m = new LinkedHashMap<>();
         if (tableWide) {
             m.put("backlog-rows", new Metric("Rows waiting to be fanned out (not fanned, not poisoned), table-wide;"
@@ -160,6 +162,9 @@ final class RelayMetrics {
         m.put("claim-size-max", new Metric("Most rows a claim of this task asked for", maxClaimSize::get));
         m.put("strict-last-released-seq", new Metric("Under outbox.ordering=strict, the seq of the last poisoned row"
             + " that released its subject; -1 until one", lastReleasedSeq::get));
+        m.put("listen-hears-nothing", new Metric("1 while the task's LISTEN session answers but a NOTIFY the task sent"
+            + " on its channel did not reach it (through PgBouncer in transaction mode: set outbox.listen.enabled=false;"
+            + " docs/runbook.md), else 0", () -> hearsNothing.getAsBoolean() ? 1 : 0));
         return m;
     }
 

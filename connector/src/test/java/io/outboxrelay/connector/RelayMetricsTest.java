@@ -14,15 +14,16 @@ class RelayMetricsTest {
         "rows-fanned-rate", "rows-poisoned-total", "rows-poisoned-rate", "rows-failed-total", "rows-retried-total",
         "lease-expiries-total", "rows-retained-deleted-total", "partitions-dropped-total", "rows-in-flight", "claim-latency-last-ms",
         "claim-latency-max-ms", "claim-size", "claim-size-max", "stamp-latency-last-ms", "stamp-latency-max-ms",
-        "notify-wakeups-total", "sweeps-total", "strict-subjects-released-total", "strict-last-released-seq"};
+        "notify-wakeups-total", "sweeps-total", "strict-subjects-released-total", "strict-last-released-seq",
+        "listen-hears-nothing"};
 
     private final MockTime time = new MockTime();
     private final RelayMetrics metrics = new RelayMetrics(time);
 
     @Test
     void publishesTheNamesItAlwaysHadAndTheTableWideOnesFromOneTaskOnly() {
-        assertThat(metrics.gauges(() -> 0, false)).containsOnlyKeys(PER_TASK);
-        assertThat(metrics.gauges(() -> 0, true)).containsKeys(PER_TASK)
+        assertThat(metrics.gauges(() -> 0, false, () -> false)).containsOnlyKeys(PER_TASK);
+        assertThat(metrics.gauges(() -> 0, true, () -> false)).containsKeys(PER_TASK)
             .containsKeys("backlog-rows", "oldest-unfanned-age-ms", "partitions-kept").hasSize(PER_TASK.length + 3);
     }
 
@@ -32,7 +33,7 @@ class RelayMetricsTest {
         metrics.claimed(100, 5);
         metrics.stamped(300, 30);
         time.sleep(1_000);
-        Map<String, Metric> m = metrics.gauges(() -> 7, false);
+        Map<String, Metric> m = metrics.gauges(() -> 7, false, () -> false);
 
         assertThat(read(m, "rows-claimed-total")).isEqualTo(300);
         assertThat(read(m, "rows-claimed-rate")).isEqualTo(10.0, within(0.01));
@@ -51,7 +52,7 @@ class RelayMetricsTest {
         time.sleep(10_000);
         metrics.claimed(10, 4);
         time.sleep(21_000); // 31 s after the slow ones
-        Map<String, Metric> m = metrics.gauges(() -> 0, false);
+        Map<String, Metric> m = metrics.gauges(() -> 0, false, () -> false);
 
         assertThat(read(m, "claim-latency-max-ms")).as("only the 4 ms claim is in the window").isEqualTo(4);
         assertThat(read(m, "stamp-latency-max-ms")).as("no stamp in the window").isZero();
@@ -73,7 +74,7 @@ class RelayMetricsTest {
         metrics.retained(1_000);
         metrics.claimSize(400, 200);
         metrics.claimSize(100, 800);
-        Map<String, Metric> m = metrics.gauges(() -> 0, false);
+        Map<String, Metric> m = metrics.gauges(() -> 0, false, () -> false);
 
         assertThat(read(m, "notify-wakeups-total")).isEqualTo(2);
         assertThat(read(m, "sweeps-total")).isEqualTo(1);
@@ -84,6 +85,15 @@ class RelayMetricsTest {
         assertThat(read(m, "rows-retained-deleted-total")).isEqualTo(1_000);
         assertThat(read(m, "claim-size")).isEqualTo(100);
         assertThat(read(m, "claim-size-max")).isEqualTo(800);
+    }
+
+    @Test
+    void listenHearsNothingReadsTheSessionEachTime() {
+        boolean[] deaf = {false};
+        Map<String, Metric> m = metrics.gauges(() -> 0, false, () -> deaf[0]);
+        assertThat(read(m, "listen-hears-nothing")).isZero();
+        deaf[0] = true;
+        assertThat(read(m, "listen-hears-nothing")).isEqualTo(1);
     }
 
     private static double read(Map<String, Metric> metrics, String name) {

@@ -98,7 +98,8 @@ class PgBouncerIT {
 
     /**
      * A user who left {@code outbox.listen.enabled} on behind PgBouncer in transaction mode loses nothing (a quiet
-     * task looks at least every 250 ms) and is told, in the worker's log, that LISTEN hears nothing and what to set.
+     * task looks at least every 250 ms) and is told, in the worker's log, that LISTEN hears nothing and what to set;
+     * the task's metric {@code listen-hears-nothing} is 1.
      */
     @Test
     void withListenLeftOnBehindPgBouncerEveryEventArrivesAndTheLogSaysWhatToSet() throws Exception {
@@ -114,6 +115,7 @@ class PgBouncerIT {
                 "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == 100);
             await().atMost(Duration.ofSeconds(60)).until(() -> log.text().contains("hears nothing"));
             assertThat(log.text()).contains("set outbox.listen.enabled=false");
+            assertThat(RelayMetricsAndRetentionIT.metric(connector, "listen-hears-nothing")).isEqualTo(1);
         }
         Set<Long> seqs = TestConnect.consume(100, Duration.ofSeconds(30), TOPIC + "-listen").stream()
             .map(TestConnect.Received::seq).collect(Collectors.toSet());
