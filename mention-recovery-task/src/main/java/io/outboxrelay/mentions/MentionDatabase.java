@@ -45,7 +45,8 @@ final class MentionDatabase implements AutoCloseable {
         ScanLock scan = new ScanLock(() -> PostgresDataSources.open(settings), MentionRecoveryConfig.APPLICATION_NAME
             + "-scan:" + config.connectorName() + (taskId == null ? "" : "/" + taskId));
         MentionDatabase db = new MentionDatabase(pool, listener, scan);
-        return new MentionRecoveryTask.OpenedDatabase(new JdbcMentionStore(pool), db, scan::otherScanner);
+        return new MentionRecoveryTask.OpenedDatabase(new JdbcMentionStore(pool), db, scan::otherScanner,
+            () -> listener != null && listener.hearsNothing());
     }
 
     /** Stops the listener first (so it requests no more passes), then closes the pool and the scan's session. */

@@ -7,10 +7,11 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.common.metrics.Sensor;
 
 /**
- * Running totals of one mention-recovery task, readable from any thread (published over JMX through {@link #gauges()}).
+ * Running totals of one mention-recovery task, readable from any thread (published over JMX through {@link #gauges}).
  * Counts are since the task started.
  */
 public final class MentionRecoveryMetrics {
@@ -131,9 +132,13 @@ public final class MentionRecoveryMetrics {
         marksFailed.record();
     }
 
-    /** The gauges published over JMX (kind=mentions). */
-    public Map<String, Metric> gauges() {
-        return new LinkedHashMap<>(stats.published());
+    /** The gauges published over JMX (kind=mentions); {@code hearsNothing} reads the task's LISTEN session. */
+    public Map<String, Metric> gauges(BooleanSupplier hearsNothing) {
+        Map<String, Metric> m = new LinkedHashMap<>(stats.published());
+        m.put("listen-hears-nothing", new Metric("1 while the task's LISTEN session answers but a NOTIFY the task sent"
+            + " on its channel did not reach it (through PgBouncer in transaction mode: set mentions.notify.channel"
+            + " empty; docs/runbook.md), else 0", () -> hearsNothing.getAsBoolean() ? 1 : 0));
+        return m;
     }
 
     private long total(String metric) {

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -63,8 +64,16 @@ public class MentionRecoveryTask extends SourceTask {
         String otherScanner() throws SQLException;
     }
 
-    /** The store, what to close on stop (pool, listener, the scan's session), and the guard of the scan. */
-    record OpenedDatabase(MentionStore store, AutoCloseable closer, ScanGuard scan) {
+    /**
+     * The store, what to close on stop (pool, listener, the scan's session), the guard of the scan, and whether the
+     * LISTEN session answers but hears nothing ({@code PostgresListener.hearsNothing}).
+     */
+    record OpenedDatabase(MentionStore store, AutoCloseable closer, ScanGuard scan, BooleanSupplier hearsNothing) {
+        /** A database whose LISTEN session, if any, is not known to hear nothing. */
+        OpenedDatabase(MentionStore store, AutoCloseable closer, ScanGuard scan) {
+            this(store, closer, scan, () -> false);
+        }
+
         /** A database whose scan no other task can hold: unit tests' fakes. */
         OpenedDatabase(MentionStore store, AutoCloseable closer) {
             this(store, closer, () -> null);
@@ -178,7 +187,7 @@ public class MentionRecoveryTask extends SourceTask {
         scan = db.scan();
         scanHeldBy = null;
         metricsRegistry = TaskMetricsRegistry.register(context, "mentions", config.connectorName(),
-            config.taskId("0"), metrics.gauges());
+            config.taskId("0"), metrics.gauges(db.hearsNothing()));
         trigger.request(ScanTrigger.Kind.START);
         log.info("Mention recovery task started: topic {}, batch size {}, periodic scan every {} ms over messages "
                 + "older than {} ms, sessions live for {} ms, {}", config.topic(), config.batchSize(),

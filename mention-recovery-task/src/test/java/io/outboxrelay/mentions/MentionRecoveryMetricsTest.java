@@ -11,10 +11,19 @@ class MentionRecoveryMetricsTest {
 
     @Test
     void publishesTheNamesTheMonitoringKitReads() {
-        assertThat(metrics.gauges()).containsOnlyKeys("messages-scanned-total", "messages-marked-total",
+        assertThat(metrics.gauges(() -> false)).containsOnlyKeys("messages-scanned-total", "messages-marked-total",
             "message-faults-total", "mentions-recovered-steer-total", "mentions-recovered-owed-total",
             "mentions-recovered-wake-total", "passes-completed-total", "passes-failed-total", "marks-failed-total",
-            "last-pass-duration-ms");
+            "last-pass-duration-ms", "listen-hears-nothing");
+    }
+
+    @Test
+    void listenHearsNothingReadsTheSessionEachTime() {
+        boolean[] deaf = {false};
+        Map<String, Metric> m = metrics.gauges(() -> deaf[0]);
+        assertThat(read(m, "listen-hears-nothing")).isZero();
+        deaf[0] = true;
+        assertThat(read(m, "listen-hears-nothing")).isEqualTo(1);
     }
 
     @Test
@@ -29,7 +38,7 @@ class MentionRecoveryMetricsTest {
         metrics.passFailed();
         metrics.markFailed();
         metrics.markFailed();
-        Map<String, Metric> m = metrics.gauges();
+        Map<String, Metric> m = metrics.gauges(() -> false);
 
         assertThat(read(m, "messages-scanned-total")).isEqualTo(5).isEqualTo(metrics.messagesScanned());
         assertThat(read(m, "messages-marked-total")).isEqualTo(3).isEqualTo(metrics.messagesMarked());
@@ -45,7 +54,7 @@ class MentionRecoveryMetricsTest {
 
     @Test
     void theLastPassDurationIsMinusOneBeforeTheFirstPass() {
-        assertThat(read(metrics.gauges(), "last-pass-duration-ms")).isEqualTo(-1);
+        assertThat(read(metrics.gauges(() -> false), "last-pass-duration-ms")).isEqualTo(-1);
     }
 
     private static double read(Map<String, Metric> metrics, String name) {

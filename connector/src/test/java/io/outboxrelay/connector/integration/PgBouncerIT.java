@@ -57,6 +57,14 @@ class PgBouncerIT {
         }
     }
 
+    /** A relay of {@code tasks} tasks with one subscription to {@code topic}, connecting through PgBouncer. */
+    private Map<String, String> throughBouncer(int tasks, String topic) {
+        Map<String, String> cfg = TestConnect.relayConfig(db, "poll", tasks);
+        cfg.put("connection.url", bouncer.jdbcUrl(db));
+        cfg.put("subscription.poll.topic", topic);
+        return cfg;
+    }
+
     @Test
     void pgBouncerRefusesALoginThatCarriesServerSettingsAsStartupOptions() {
         // the negative control: how every session of the relay logged in before
@@ -73,9 +81,7 @@ class PgBouncerIT {
     @Test
     void everyEventArrivesThroughPgBouncerInTransactionModeOnTwoTasks() throws Exception {
         connector = "pgbouncer";
-        Map<String, String> cfg = TestConnect.relayConfig(db, "poll", 2);
-        cfg.put("connection.url", bouncer.jdbcUrl(db));
-        cfg.put("subscription.poll.topic", TOPIC);
+        Map<String, String> cfg = throughBouncer(2, TOPIC);
         cfg.put("outbox.listen.enabled", "false");
         cfg.put("outbox.poll.interval.ms", "50");
         TestConnect.cluster().configureConnector(connector, cfg);
@@ -104,9 +110,7 @@ class PgBouncerIT {
     @Test
     void withListenLeftOnBehindPgBouncerEveryEventArrivesAndTheLogSaysWhatToSet() throws Exception {
         connector = "pgbouncer-listen";
-        Map<String, String> cfg = TestConnect.relayConfig(db, "poll", 1);
-        cfg.put("connection.url", bouncer.jdbcUrl(db));
-        cfg.put("subscription.poll.topic", TOPIC + "-listen");
+        Map<String, String> cfg = throughBouncer(1, TOPIC + "-listen");
         try (LogCapture log = LogCapture.start()) {
             TestConnect.cluster().configureConnector(connector, cfg);
             TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 1, "not running");
@@ -120,6 +124,27 @@ class PgBouncerIT {
         Set<Long> seqs = TestConnect.consume(100, Duration.ofSeconds(30), TOPIC + "-listen").stream()
             .map(TestConnect.Received::seq).collect(Collectors.toSet());
         assertThat(seqs).as("every event, each seq").hasSize(100);
+    }
+
+    /**
+     * The same for mention recovery left listening behind PgBouncer: its LISTEN session's first probe, 30 s after it
+     * opens, sends an echo that does not come back; the log names {@code mentions.notify.channel}, and the mention
+     * task's metric {@code listen-hears-nothing} is 1. (The relay polls here, so only the mention task listens.)
+     */
+    @Test
+    void mentionRecoveryLeftListeningBehindPgBouncerSaysSoInItsLogAndMetric() throws Exception {
+        connector = "pgbouncer-mentions";
+        Map<String, String> cfg = throughBouncer(2, TOPIC + "-mentions");
+        cfg.put("outbox.listen.enabled", "false");
+        cfg.put("mentions.enabled", "true");
+        cfg.put("mentions.topic", "pgbouncer-mentions");
+        try (LogCapture log = LogCapture.start()) {
+            TestConnect.cluster().configureConnector(connector, cfg);
+            TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "not running");
+            await().atMost(Duration.ofSeconds(90)).until(() -> log.text().contains("LISTEN mentions_recovery hears"));
+            assertThat(log.text()).contains("mentions.notify.channel to empty");
+            assertThat(RelayMetricsAndRetentionIT.metric(connector, "mentions", "listen-hears-nothing")).isEqualTo(1);
+        }
     }
 
     /**
