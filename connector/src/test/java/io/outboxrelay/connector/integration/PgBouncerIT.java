@@ -103,48 +103,34 @@ class PgBouncerIT {
     }
 
     /**
-     * A user who left {@code outbox.listen.enabled} on behind PgBouncer in transaction mode loses nothing (a quiet
-     * task looks at least every 250 ms) and is told, in the worker's log, that LISTEN hears nothing and what to set;
-     * the task's metric {@code listen-hears-nothing} is 1.
+     * A user who left LISTEN on behind PgBouncer in transaction mode, for the relay ({@code outbox.listen.enabled})
+     * and for mention recovery ({@code mentions.notify.channel}), loses nothing (a quiet relay task looks at least
+     * every 250 ms) and is told, in the worker's log, that LISTEN hears nothing and what to set; each task's metric
+     * {@code listen-hears-nothing} is 1. The relay task finds out at its first look that finds rows; the mention
+     * task at its session's first probe, 30 s after it opens.
      */
     @Test
-    void withListenLeftOnBehindPgBouncerEveryEventArrivesAndTheLogSaysWhatToSet() throws Exception {
+    void withListenLeftOnBehindPgBouncerEveryEventArrivesAndTheLogAndMetricsSayWhatToSet() throws Exception {
         connector = "pgbouncer-listen";
-        Map<String, String> cfg = throughBouncer(1, TOPIC + "-listen");
-        try (LogCapture log = LogCapture.start()) {
-            TestConnect.cluster().configureConnector(connector, cfg);
-            TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 1, "not running");
-            db.insertEvents(100, 10, "order.created");
-            await().atMost(Duration.ofSeconds(60)).until(() -> db.queryLong(
-                "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == 100);
-            await().atMost(Duration.ofSeconds(60)).until(() -> log.text().contains("hears nothing"));
-            assertThat(log.text()).contains("set outbox.listen.enabled=false");
-            assertThat(RelayMetricsAndRetentionIT.metric(connector, "listen-hears-nothing")).isEqualTo(1);
-        }
-        Set<Long> seqs = TestConnect.consume(100, Duration.ofSeconds(30), TOPIC + "-listen").stream()
-            .map(TestConnect.Received::seq).collect(Collectors.toSet());
-        assertThat(seqs).as("every event, each seq").hasSize(100);
-    }
-
-    /**
-     * The same for mention recovery left listening behind PgBouncer: its LISTEN session's first probe, 30 s after it
-     * opens, sends an echo that does not come back; the log names {@code mentions.notify.channel}, and the mention
-     * task's metric {@code listen-hears-nothing} is 1. (The relay polls here, so only the mention task listens.)
-     */
-    @Test
-    void mentionRecoveryLeftListeningBehindPgBouncerSaysSoInItsLogAndMetric() throws Exception {
-        connector = "pgbouncer-mentions";
-        Map<String, String> cfg = throughBouncer(2, TOPIC + "-mentions");
-        cfg.put("outbox.listen.enabled", "false");
+        Map<String, String> cfg = throughBouncer(2, TOPIC + "-listen");
         cfg.put("mentions.enabled", "true");
         cfg.put("mentions.topic", "pgbouncer-mentions");
         try (LogCapture log = LogCapture.start()) {
             TestConnect.cluster().configureConnector(connector, cfg);
             TestConnect.cluster().assertions().assertConnectorAndExactlyNumTasksAreRunning(connector, 2, "not running");
+            db.insertEvents(100, 10, "order.created");
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.queryLong(
+                "SELECT count(*) FROM events WHERE fanned_out_at IS NOT NULL") == 100);
+            await().atMost(Duration.ofSeconds(60)).until(() -> log.text().contains("LISTEN outbox_events hears"));
+            assertThat(log.text()).contains("set outbox.listen.enabled=false");
+            assertThat(RelayMetricsAndRetentionIT.metric(connector, "listen-hears-nothing")).isEqualTo(1);
             await().atMost(Duration.ofSeconds(90)).until(() -> log.text().contains("LISTEN mentions_recovery hears"));
             assertThat(log.text()).contains("mentions.notify.channel to empty");
             assertThat(RelayMetricsAndRetentionIT.metric(connector, "mentions", "listen-hears-nothing")).isEqualTo(1);
         }
+        Set<Long> seqs = TestConnect.consume(100, Duration.ofSeconds(30), TOPIC + "-listen").stream()
+            .map(TestConnect.Received::seq).collect(Collectors.toSet());
+        assertThat(seqs).as("every event, each seq").hasSize(100);
     }
 
     /**
