@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -135,6 +136,16 @@ public final class PostgresListener implements AutoCloseable {
     /** Whether the last echo did not come back: the session answers but hears no NOTIFY (the class comment). */
     public boolean hearsNothing() {
         return hearsNothing;
+    }
+
+    /**
+     * The gauge {@code listen-hears-nothing} of a task, relay or mention recovery, whose LISTEN session
+     * {@code hearsNothing} reads: 1 while it hears nothing, else 0; {@code setting} is what turns LISTEN off.
+     */
+    public static TaskMetricsRegistry.Metric hearsNothingMetric(BooleanSupplier hearsNothing, String setting) {
+        return new TaskMetricsRegistry.Metric("1 while the task's LISTEN session answers but a NOTIFY the task sent on"
+            + " its channel did not reach it (through PgBouncer in transaction mode: set " + setting
+            + "; docs/runbook.md), else 0", () -> hearsNothing.getAsBoolean() ? 1 : 0);
     }
 
     public boolean connected() {

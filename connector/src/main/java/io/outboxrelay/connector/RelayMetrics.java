@@ -1,5 +1,6 @@
 package io.outboxrelay.connector;
 
+import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
 import io.outboxrelay.common.TaskStats;
 import java.util.LinkedHashMap;
@@ -162,9 +163,7 @@ final class RelayMetrics {
         m.put("claim-size-max", new Metric("Most rows a claim of this task asked for", maxClaimSize::get));
         m.put("strict-last-released-seq", new Metric("Under outbox.ordering=strict, the seq of the last poisoned row"
             + " that released its subject; -1 until one", lastReleasedSeq::get));
-        m.put("listen-hears-nothing", new Metric("1 while the task's LISTEN session answers but a NOTIFY the task sent"
-            + " on its channel did not reach it (through PgBouncer in transaction mode: set outbox.listen.enabled=false;"
-            + " docs/runbook.md), else 0", () -> hearsNothing.getAsBoolean() ? 1 : 0));
+        m.put("listen-hears-nothing", PostgresListener.hearsNothingMetric(hearsNothing, "outbox.listen.enabled=false"));
         return m;
     }
 

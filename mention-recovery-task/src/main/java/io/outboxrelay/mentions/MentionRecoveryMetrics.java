@@ -1,5 +1,6 @@
 package io.outboxrelay.mentions;
 
+import io.outboxrelay.common.PostgresListener;
 import io.outboxrelay.common.TaskMetricsRegistry.Metric;
 import io.outboxrelay.common.TaskStats;
 import java.util.EnumMap;
@@ -135,9 +136,8 @@ public final class MentionRecoveryMetrics {
     /** The gauges published over JMX (kind=mentions); {@code hearsNothing} reads the task's LISTEN session. */
     public Map<String, Metric> gauges(BooleanSupplier hearsNothing) {
         Map<String, Metric> m = new LinkedHashMap<>(stats.published());
-        m.put("listen-hears-nothing", new Metric("1 while the task's LISTEN session answers but a NOTIFY the task sent"
-            + " on its channel did not reach it (through PgBouncer in transaction mode: set mentions.notify.channel"
-            + " empty; docs/runbook.md), else 0", () -> hearsNothing.getAsBoolean() ? 1 : 0));
+        m.put("listen-hears-nothing", PostgresListener.hearsNothingMetric(hearsNothing,
+            "mentions.notify.channel empty"));
         return m;
     }
 
